@@ -1,0 +1,168 @@
+/**
+ * Typed errors of the REST client. Every API error is a `CallCaptureApiError` carrying the stable `code`
+ * (log it; the message may change) and `status`; each code has its own subclass for `instanceof`.
+ */
+import type { ApiErrorCode } from './api-types.ts';
+
+/** Base of everything the client throws. */
+export class CallCaptureError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The request never got an HTTP answer (network failure, DNS, time-out). */
+export class CallCaptureConnectionError extends CallCaptureError {}
+
+export interface ApiErrorInit {
+  status: number;
+  /** The error code from the body, or `HTTP_<status>` when the body was not the spec's error shape. */
+  code: ApiErrorCode | (string & {});
+  /** The server's human-readable message. */
+  serverMessage: string;
+  headers: Headers;
+}
+
+/** The API answered with an error body `{success: false, error: {code, message}}`. */
+export class CallCaptureApiError extends CallCaptureError {
+  readonly status: number;
+  readonly code: ApiErrorCode | (string & {});
+  readonly serverMessage: string;
+  readonly headers: Headers;
+  /** True when the same request can succeed later unchanged. */
+  readonly retryable: boolean;
+
+  constructor(init: ApiErrorInit, hint = '', retryable = false) {
+    super(`${init.code} (HTTP ${init.status}): ${init.serverMessage}${hint ? ` ${hint}` : ''}`);
+    this.status = init.status;
+    this.code = init.code;
+    this.serverMessage = init.serverMessage;
+    this.headers = init.headers;
+    this.retryable = retryable;
+  }
+}
+
+export class BadRequestError extends CallCaptureApiError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'A query parameter failed validation: limit 1-100, page >= 1, phone 3-40 characters.');
+  }
+}
+export class UnauthorizedError extends CallCaptureApiError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'Check the apiKey option: it is sent as "Authorization: Bearer <key>"; session cookies do not work.');
+  }
+}
+export class SubscriptionInactiveError extends CallCaptureApiError {
+  constructor(init: ApiErrorInit) {
+    super(init, "The account's subscription has lapsed; the account owner must renew it.");
+  }
+}
+export class ForbiddenError extends CallCaptureApiError {
+  constructor(init: ApiErrorInit) {
+    super(
+      init,
+      'The key lacks the scope: read.calls for calls, read.recordings for recording links. An existing key ' +
+        'does not gain a scope; create a key with it.',
+    );
+  }
+}
+export class NotFoundError extends CallCaptureApiError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'No such call in the organization of this key (or it was deleted).');
+  }
+}
+
+/** Base of the four recording-url refusals; `permanent` ones (410) will never succeed. */
+export class RecordingUnavailableError extends CallCaptureApiError {
+  readonly permanent: boolean;
+  constructor(init: ApiErrorInit, hint: string, permanent: boolean) {
+    super(init, hint, !permanent);
+    this.permanent = permanent;
+  }
+}
+export class RecordingNotReadyError extends RecordingUnavailableError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'The audio has not arrived yet; retry later or wait for call.recording.ready.', false);
+  }
+}
+export class RecordingWithheldError extends RecordingUnavailableError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'The call is in the trash or scheduled for deletion (reversible); keep asking later.', false);
+  }
+}
+export class RecordingDeletedError extends RecordingUnavailableError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'The recording was removed by retention; this is final, stop retrying.', true);
+  }
+}
+export class RecordingNotCapturedError extends RecordingUnavailableError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'This call was never recorded; stop retrying.', true);
+  }
+}
+export class ValidationError extends CallCaptureApiError {}
+
+/** 429: the hourly limit (1000 per key, 5000 per account, reset on the UTC hour) is exhausted. */
+export class RateLimitedError extends CallCaptureApiError {
+  /** Seconds until the window resets (Retry-After), when the server sent it. */
+  readonly retryAfterSeconds: number | undefined;
+  readonly limit: number | undefined;
+  readonly remaining: number | undefined;
+  /** X-RateLimit-Reset (ISO 8601). */
+  readonly resetAt: string | undefined;
+
+  constructor(init: ApiErrorInit) {
+    const retryAfter = parseRetryAfter(init.headers.get('retry-after'));
+    super(init, `Retry after ${retryAfter ?? 'the'} seconds${retryAfter === undefined ? ' reset' : ''}.`, true);
+    this.retryAfterSeconds = retryAfter;
+    this.limit = numberOrUndefined(init.headers.get('x-ratelimit-limit'));
+    this.remaining = numberOrUndefined(init.headers.get('x-ratelimit-remaining'));
+    this.resetAt = init.headers.get('x-ratelimit-reset') ?? undefined;
+  }
+}
+export class DatabaseError extends CallCaptureApiError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'A server-side failure; safe to retry with backoff.', true);
+  }
+}
+export class MaintenanceError extends CallCaptureApiError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'The public API is temporarily disabled; try again later.', true);
+  }
+}
+
+const BY_CODE: Record<ApiErrorCode, new (init: ApiErrorInit) => CallCaptureApiError> = {
+  BAD_REQUEST: BadRequestError,
+  UNAUTHORIZED: UnauthorizedError,
+  SUBSCRIPTION_INACTIVE: SubscriptionInactiveError,
+  FORBIDDEN: ForbiddenError,
+  NOT_FOUND: NotFoundError,
+  RECORDING_NOT_READY: RecordingNotReadyError,
+  RECORDING_WITHHELD: RecordingWithheldError,
+  RECORDING_DELETED: RecordingDeletedError,
+  RECORDING_NOT_CAPTURED: RecordingNotCapturedError,
+  VALIDATION_ERROR: ValidationError,
+  RATE_LIMITED: RateLimitedError,
+  DATABASE_ERROR: DatabaseError,
+  MAINTENANCE: MaintenanceError,
+};
+
+/** Builds the subclass matching `init.code`; unknown codes (new within v1) get the base class. */
+export function apiErrorFor(init: ApiErrorInit): CallCaptureApiError {
+  const Class = Object.hasOwn(BY_CODE, init.code) ? BY_CODE[init.code as ApiErrorCode] : undefined;
+  return Class ? new Class(init) : new CallCaptureApiError(init);
+}
+
+/** Retry-After in seconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, nowMs = Date.now()): number | undefined {
+  if (value === null || value.trim() === '') return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - nowMs) / 1000));
+}
+
+function numberOrUndefined(value: string | null): number | undefined {
+  const n = value === null ? Number.NaN : Number(value);
+  return Number.isFinite(n) ? n : undefined;
+}

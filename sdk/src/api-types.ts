@@ -1,0 +1,113 @@
+/** Resource types of the REST API v1 (base URL ends in /api/v1), exactly as the spec lists them. */
+
+export type CrmStatus = 'new' | 'to_call' | 'contacted' | 'qualified';
+export type ReviewStatus = 'new' | 'needs_decision' | 'needs_review' | 'handled' | 'no_action';
+export type OutboundLifecycle =
+  | 'ringing_agent'
+  | 'agent_answered'
+  | 'ringing_customer'
+  | 'in_progress'
+  | 'completed'
+  | 'agent_no_answer'
+  | 'customer_no_answer'
+  | 'agent_only'
+  | 'failed_to_initiate'
+  | 'reconciliation_required';
+
+/** A draft for the customer to review and send; the service never sends it. */
+export interface FollowupEmail {
+  subject: string;
+  body: string;
+  language: string;
+}
+
+/** The allowlisted analysis inside a Call: exactly these four fields. */
+export interface CallAnalysis {
+  caller_name: string | null;
+  summary: string | null;
+  service_needed: string | null;
+  followup_email: FollowupEmail | null;
+}
+
+/** A call as the REST API returns it; every field is always present (nullable where stated). */
+export interface Call {
+  /** UUID. */
+  call_id: string;
+  direction: 'inbound' | 'outbound';
+  /** Stored caller phone; match CRM contacts on customer_phone_e164 instead. */
+  caller_phone: string;
+  /** The customer on the call in both directions; null when the carrier gave no usable number. */
+  customer_phone_e164: string | null;
+  customer_phone_national: string | null;
+  /** The number the call came in on or went out from; null when not recorded. */
+  company_phone_e164: string | null;
+  /** Permanent link to the call in the web app (needs a login). */
+  app_url: string | null;
+  caller_name: string | null;
+  /** Recording length in seconds, not total call duration. */
+  duration: number | null;
+  crm_status: CrmStatus;
+  review_status: ReviewStatus | null;
+  outbound_lifecycle: OutboundLifecycle | null;
+  transcript_processed: CallAnalysis | null;
+  /** ISO 8601 with Z or a numeric offset. */
+  created_at: string;
+}
+
+/** Result of GET /me. */
+export interface KeyIdentity {
+  api_key_id: string;
+  user_id: string;
+  organization_id: string;
+  scopes: string[];
+  rate_limit_per_hour?: number;
+  /** Always "live" today. */
+  environment?: string;
+}
+
+/** Result of GET /calls/{id}/recording-url: a signed link valid for 15 minutes. */
+export interface RecordingLink {
+  url: string;
+  expires_at: string;
+}
+
+/** Query of GET /calls; all optional. */
+export interface ListCallsParams {
+  /** >= 1, default 1. */
+  page?: number;
+  /** 1 to 100, default 20. */
+  limit?: number;
+  /** Earliest created_at, inclusive: YYYY-MM-DD or ISO 8601. */
+  dateFrom?: string;
+  /** Latest created_at, inclusive: YYYY-MM-DD or ISO 8601. */
+  dateTo?: string;
+  direction?: 'inbound' | 'outbound';
+  /** Filters crm_status. */
+  status?: CrmStatus;
+  /** 3 to 40 characters; matches customer_phone_e164; spaces, hyphens, dots, parentheses and + ignored. */
+  phone?: string;
+}
+
+/** One page of GET /calls. Prefer has_more over comparing counts. */
+export interface CallPage {
+  items: Call[];
+  has_more: boolean;
+  page: number;
+  limit: number;
+}
+
+/** Every error code of v1. */
+export type ApiErrorCode =
+  | 'BAD_REQUEST'
+  | 'UNAUTHORIZED'
+  | 'SUBSCRIPTION_INACTIVE'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'RECORDING_NOT_READY'
+  | 'RECORDING_WITHHELD'
+  | 'RECORDING_DELETED'
+  | 'RECORDING_NOT_CAPTURED'
+  | 'VALIDATION_ERROR'
+  | 'RATE_LIMITED'
+  | 'DATABASE_ERROR'
+  | 'MAINTENANCE';

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/**
+ * Typed, validated environment. Every setting has a default, a type and a line of documentation.
+ * Fails fast at boot with a message naming the variable.
+ */
+const bool = z
+  .enum(['0', '1', 'true', 'false', ''])
+  .transform((v) => v === '1' || v === 'true')
+  .default(false);
+
+const schema = z.object({
+  /** Public listener: REST, recording downloads, console, telephony callbacks. */
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** Interface the public listener binds to. */
+  HOST: z.string().default('0.0.0.0'),
+  /** Operator listener (provisioning, ingestion, /metrics, /healthz). */
+  ADMIN_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
+  /** Operator listener interface; loopback by default so it is never exposed by accident. */
+  ADMIN_HOST: z.string().default('127.0.0.1'),
+  /** Bearer token of the operator API; generated into DATA_DIR/admin-token when unset. */
+  ADMIN_TOKEN: z.string().min(16).optional(),
+  /** Embedded database, recordings and generated keys. */
+  DATA_DIR: z.string().default('./data'),
+  /** Use this PostgreSQL (15+) instead of the embedded PGlite. */
+  DATABASE_URL: z.string().url().optional(),
+  /** Origin links are built on; the REST {base_url} is this + /api/v1. */
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  /** Let webhook subscriptions target loopback/private addresses (local development, tests). */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
+  /** 32-byte master key (hex or base64) for secrets at rest and link signing; generated into DATA_DIR when unset. */
+  MASTER_KEY: z.string().optional(),
+  /** SMTP server for operator e-mail (auto-pause notices); without it mail is kept in the outbox table. */
+  SMTP_URL: z.string().optional(),
+  /** Sender address of service e-mail. */
+  MAIL_FROM: z.string().default('Call Capture <no-reply@callcap.local>'),
+  /** Log level of the JSON logger. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Env = z.infer<typeof schema>;
+
+export interface Config extends Env {
+  publicBaseUrl: string;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const cfg = parsed.data;
+  const publicBaseUrl = (cfg.PUBLIC_BASE_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/+$/, '');
+  return { ...cfg, publicBaseUrl };
+}

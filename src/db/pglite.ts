@@ -1,0 +1,45 @@
+import { PGlite, types } from '@electric-sql/pglite';
+import { DatabaseError, type Db, type Queryable, type QueryResult } from './types.ts';
+
+const parsers = {
+  // int8 (count(*), sums) as JS numbers: our counts stay far below 2^53.
+  [types.INT8]: (v: string) => Number(v),
+  [types.NUMERIC]: (v: string) => Number(v),
+};
+
+function wrap(q: { query: PGlite['query'] }): Queryable {
+  return {
+    async query<T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
+      try {
+        const r = await q.query<T>(sql, params as unknown[] | undefined, { parsers });
+        // SELECT reports affectedRows 0; RETURNING and SELECT rows count themselves.
+        return { rows: r.rows, rowCount: r.rows.length > 0 ? r.rows.length : (r.affectedRows ?? 0) };
+      } catch (err) {
+        throw new DatabaseError((err as Error).message, { cause: err });
+      }
+    },
+  };
+}
+
+/** Embedded PostgreSQL (WebAssembly, in-process). dataDir undefined = in memory. */
+export async function openPglite(dataDir?: string): Promise<Db> {
+  const pg = await PGlite.create(dataDir ? { dataDir } : {});
+  const base = wrap(pg);
+  return {
+    kind: 'pglite',
+    query: base.query,
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      return pg.transaction((tx) => fn(wrap(tx)));
+    },
+    async exec(sql: string) {
+      await pg.exec(sql);
+    },
+    async listen(channel, onNotify) {
+      const unsub = await pg.listen(channel, onNotify);
+      return async () => unsub();
+    },
+    async close() {
+      await pg.close();
+    },
+  };
+}

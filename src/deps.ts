@@ -1,0 +1,17 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import type { Db } from './db/types.ts';
+import type { ServiceKeys } from './keys.ts';
+import type { BlobStore } from './recordings/store.ts';
+
+/** Everything a role needs, wired once by the composition root (main.ts) or a test harness. */
+export interface Deps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  keys: ServiceKeys;
+  store: BlobStore;
+  log: FastifyBaseLogger;
+  adminToken: string;
+}

@@ -1,0 +1,48 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { ApiError, errorBody } from '../api/errors.ts';
+import type { Clock } from '../clock.ts';
+import { DatabaseError } from '../db/types.ts';
+
+/**
+ * One handler renders every error in the spec's shape. 5xx bodies never carry internals: the
+ * cause goes to the log (which never holds secrets), the client gets a stable code and message.
+ */
+export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
+  app.setErrorHandler((err: FastifyError | ApiError | DatabaseError | Error, req, reply) => {
+    const now = clock.now();
+    if (err instanceof ApiError) {
+      if (err.status >= 500) req.log.error({ err: err.cause ?? err }, 'request failed');
+      return reply.code(err.status).headers(err.headers).send(errorBody(err.code, err.message, now));
+    }
+    if (err instanceof DatabaseError) {
+      req.log.error({ err }, 'database error');
+      return reply
+        .code(500)
+        .send(errorBody('DATABASE_ERROR', 'The service could not complete the request; retry with backoff.', now));
+    }
+    const fe = err as FastifyError;
+    if (fe.validation || fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+      return reply.code(fe.statusCode ?? 400).send(errorBody('BAD_REQUEST', fe.message, now));
+    }
+    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send(errorBody('PAYLOAD_TOO_LARGE', 'Request body is too large.', now));
+    }
+    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+      // Malformed JSON and similar client errors raised by Fastify itself.
+      return reply.code(fe.statusCode).send(errorBody('BAD_REQUEST', fe.message, now));
+    }
+    req.log.error({ err }, 'unhandled error');
+    return reply.code(500).send(errorBody('DATABASE_ERROR', 'The service could not complete the request; retry with backoff.', now));
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply
+      .code(404)
+      .send(errorBody('NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}.`, clock.now()));
+  });
+}
+
+/** Request serializer for the logger: never logs query strings (recording tokens) or headers. */
+export function safeRequestSerializer(req: { method: string; url: string; ip?: string }) {
+  return { method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip };
+}

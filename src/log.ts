@@ -1,0 +1,20 @@
+import { pino } from 'pino';
+import { safeRequestSerializer } from './http/error-handler.ts';
+
+/**
+ * JSON logger. Nothing secret is ever logged: request logs carry method, path (no query string, so
+ * no recording tokens) and address; headers (Authorization, cookies, signatures) are never logged.
+ */
+export function createLogger(level: string) {
+  return pino({
+    level,
+    serializers: {
+      req: safeRequestSerializer,
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+    },
+    redact: {
+      paths: ['*.authorization', '*.password', '*.secret', '*.key', '*.token', '*.owner_password'],
+      censor: '[redacted]',
+    },
+  });
+}

@@ -1,0 +1,54 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/** Recordings are blobs behind this small interface; the default keeps files under DATA_DIR/recordings. */
+export interface BlobStore {
+  /** Streams body into the blob at key (atomic: readers never see a partial file). */
+  put(key: string, body: Readable): Promise<{ bytes: number }>;
+  /** Size in bytes, or null when missing. */
+  size(key: string): Promise<number | null>;
+  /** A stream of bytes [start, end] inclusive (whole blob when no range). */
+  read(key: string, range?: { start: number; end: number }): Readable;
+  /** Local path for readers that parse the file (duration measurement); null for remote stores. */
+  localPath(key: string): string | null;
+  delete(key: string): Promise<void>;
+}
+
+export function fileBlobStore(root: string): BlobStore {
+  const pathOf = (key: string) => {
+    if (!/^[A-Za-z0-9/_.-]+$/.test(key) || key.includes('..')) throw new Error('invalid blob key');
+    return join(root, key);
+  };
+  return {
+    async put(key, body) {
+      const path = pathOf(key);
+      await mkdir(dirname(path), { recursive: true });
+      const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
+      try {
+        await pipeline(body, createWriteStream(tmp));
+        await rename(tmp, path);
+      } catch (err) {
+        await rm(tmp, { force: true });
+        throw err;
+      }
+      return { bytes: (await stat(path)).size };
+    },
+    async size(key) {
+      try {
+        return (await stat(pathOf(key))).size;
+      } catch {
+        return null;
+      }
+    },
+    read(key, range) {
+      return createReadStream(pathOf(key), range ? { start: range.start, end: range.end } : {});
+    },
+    localPath: pathOf,
+    async delete(key) {
+      await rm(pathOf(key), { force: true });
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import { v5 as uuidv5 } from 'uuid';
+import type { Queryable } from '../db/types.ts';
+
+export const API_VERSION = '2026-06-15';
+/** Namespace of event ids: event_id = UUIDv5(namespace, "<event_type>:<fact key>"). */
+export const EVENT_ID_NAMESPACE = '6f1c9a52-3a57-4e0e-9d8b-2b7c1f0a4c11';
+
+export const DELETION_EVENT_TYPES = new Set(['call.deletion_scheduled', 'call.recording.deleted']);
+
+export interface NewEvent {
+  organizationId: string;
+  eventType: string;
+  /** call id for call events, contact id for contact events, subscription id for webhook.test */
+  resourceId: string;
+  /** groups events of one call; null for contact events */
+  callId: string | null;
+  /**
+   * What makes this fact unique, e.g. the call id for call.completed of a call, or
+   * "<contact id>:<version>" for a contact edit. The same fact never yields two event ids.
+   */
+  factKey: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export function eventIdFor(eventType: string, factKey: string): string {
+  return uuidv5(`${eventType}:${factKey}`, EVENT_ID_NAMESPACE);
+}
+
+/** Serialises the envelope once; these exact bytes are stored, signed and resent. */
+export function serializeEvent(e: NewEvent, eventId: string): string {
+  return JSON.stringify({
+    api_version: API_VERSION,
+    event_id: eventId,
+    event_type: e.eventType,
+    resource_id: e.resourceId,
+    created_at: e.createdAt.toISOString(),
+    data: e.data,
+  });
+}
+
+/**
+ * Transactional outbox: call inside the transaction that makes the domain change. Stores the event
+ * and creates one delivery per matching subscription (active or paused: a paused subscription's
+ * deliveries wait for re-verification). Deletion events go only to subscriptions that successfully
+ * received content of that call. Returns inserted=false when the same fact was already recorded.
+ */
+export async function emitEvent(tx: Queryable, e: NewEvent): Promise<{ eventId: string; inserted: boolean }> {
+  const eventId = eventIdFor(e.eventType, e.factKey);
+  const body = serializeEvent(e, eventId);
+  const ins = await tx.query(
+    `INSERT INTO events (id, organization_id, event_type, resource_id, call_id, body, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+    [eventId, e.organizationId, e.eventType, e.resourceId, e.callId, body, e.createdAt],
+  );
+  if (ins.rowCount === 0) return { eventId, inserted: false };
+  const deletionOnly = DELETION_EVENT_TYPES.has(e.eventType);
+  const fanned = await tx.query(
+    `INSERT INTO webhook_deliveries (id, organization_id, subscription_id, event_id, event_type, status,
+       next_attempt_at, created_at, updated_at)
+     SELECT gen_random_uuid(), s.organization_id, s.id, $2, $3, 'pending', $4, $4, $4
+       FROM webhook_subscriptions s
+      WHERE s.organization_id = $1 AND s.deleted_at IS NULL AND s.state IN ('active', 'paused')
+        AND (cardinality(s.event_types) = 0 OR $3 = ANY (s.event_types))
+        AND (NOT $5::boolean OR EXISTS (
+              SELECT 1 FROM webhook_call_reach r WHERE r.subscription_id = s.id AND r.call_id = $6))
+     ON CONFLICT (subscription_id, event_id) DO NOTHING`,
+    [e.organizationId, eventId, e.eventType, e.createdAt, deletionOnly, e.callId],
+  );
+  if (fanned.rowCount > 0) await tx.query(`SELECT pg_notify('webhook_deliveries', $1)`, [eventId]);
+  return { eventId, inserted: true };
+}
+
