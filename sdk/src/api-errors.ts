@@ -50,7 +50,10 @@ export class BadRequestError extends CallCaptureApiError {
 }
 export class UnauthorizedError extends CallCaptureApiError {
   constructor(init: ApiErrorInit) {
-    super(init, 'Check the apiKey option: it is sent as "Authorization: Bearer <key>"; session cookies do not work.');
+    super(
+      init,
+      'Check the apiKey option: it is sent as "Authorization: Bearer <key>"; session cookies do not work.',
+    );
   }
 }
 export class SubscriptionInactiveError extends CallCaptureApiError {
@@ -114,7 +117,8 @@ export class RateLimitedError extends CallCaptureApiError {
 
   constructor(init: ApiErrorInit) {
     const retryAfter = parseRetryAfter(init.headers.get('retry-after'));
-    super(init, `Retry after ${retryAfter ?? 'the'} seconds${retryAfter === undefined ? ' reset' : ''}.`, true);
+    const when = retryAfter === undefined ? 'when' : `in ${retryAfter} s, when`;
+    super(init, `Retry ${when} the hourly window resets (on the UTC hour).`, true);
     this.retryAfterSeconds = retryAfter;
     this.limit = numberOrUndefined(init.headers.get('x-ratelimit-limit'));
     this.remaining = numberOrUndefined(init.headers.get('x-ratelimit-remaining'));

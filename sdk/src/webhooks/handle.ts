@@ -2,7 +2,7 @@
  * handleWebhook: verify + handshake + de-duplication in one call that returns the HTTP answer to send.
  * Framework-neutral: give it the raw body and headers, write back `status`, `headers` and `body`.
  */
-import { type EventIdStore } from './dedupe.ts';
+import type { EventIdStore } from './dedupe.ts';
 import { WebhookVerificationError } from './errors.ts';
 import { isKnownEvent, type UnknownWebhookEvent, type WebhookEvent } from './events.ts';
 import { answerHandshake, parseHandshake, type VerificationMode, type WebhookAnswer } from './handshake.ts';
@@ -40,7 +40,12 @@ export interface HandledWebhook extends WebhookAnswer {
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
-function answer(status: number, outcome: WebhookOutcome, payload: object, extra: Partial<HandledWebhook> = {}) {
+function answer(
+  status: number,
+  outcome: WebhookOutcome,
+  payload: object,
+  extra: Partial<HandledWebhook> = {},
+) {
   return { status, headers: { ...JSON_HEADERS }, body: JSON.stringify(payload), outcome, ...extra };
 }
 

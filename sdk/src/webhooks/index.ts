@@ -1,5 +1,6 @@
 export * from './dedupe.ts';
 export * from './errors.ts';
+export * from './event-data.ts';
 export * from './events.ts';
 export * from './handle.ts';
 export * from './handshake.ts';

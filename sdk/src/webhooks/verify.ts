@@ -92,7 +92,9 @@ export function verifyWebhook(
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   const futureTolerance = options.futureToleranceSeconds ?? DEFAULT_FUTURE_TOLERANCE_SECONDS;
   const nowSeconds = Math.floor((options.now ?? Date.now)() / 1000);
-  if (nowSeconds - timestamp > tolerance) throw new WebhookTimestampError(timestamp, nowSeconds, tolerance, false);
+  if (nowSeconds - timestamp > tolerance) {
+    throw new WebhookTimestampError(timestamp, nowSeconds, tolerance, false);
+  }
   if (timestamp - nowSeconds > futureTolerance) {
     throw new WebhookTimestampError(timestamp, nowSeconds, futureTolerance, true);
   }

@@ -1,0 +1,23 @@
+import { buildPublicApp } from '../src/app.ts';
+import { systemClock } from '../src/clock.ts';
+import { loadConfig } from '../src/config.ts';
+import { openPostgres } from '../src/db/postgres.ts';
+import { deriveKeys } from '../src/keys.ts';
+import { createLogger } from '../src/log.ts';
+import { fileBlobStore } from '../src/recordings/store.ts';
+
+/** The product's public app on PostgreSQL, as `callcap serve --role api` runs it. Prints its port. */
+const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', DATA_DIR: '/tmp/callcap-bench' });
+const db = await openPostgres(process.env.BENCH_DB_URL!, { max: 20 });
+const app = await buildPublicApp({
+  db,
+  clock: systemClock,
+  config,
+  keys: deriveKeys(Buffer.alloc(32, 1)),
+  store: fileBlobStore('/tmp/callcap-bench/recordings'),
+  log: createLogger('silent'),
+  adminToken: 'bench-admin-token-unused',
+});
+await app.listen({ port: 0, host: '127.0.0.1' });
+const addr = app.server.address();
+process.stdout.write(`PORT ${typeof addr === 'object' && addr ? addr.port : 0}\n`);

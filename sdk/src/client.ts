@@ -1,0 +1,194 @@
+/**
+ * A small client for the three read-only operations of REST API v1. No dependencies: `fetch` is
+ * injectable (tests, proxies, instrumentation), and so are `sleep` and `random` for the retry delays.
+ *
+ * Retries: 429 RATE_LIMITED waits for Retry-After (when it is at most `maxRetryAfterSeconds`), and
+ * 500 DATABASE_ERROR backs off exponentially with jitter; at most `maxRetries` retries per call. Nothing
+ * else is retried automatically: the error's `retryable` flag tells the caller what may succeed later.
+ */
+import {
+  apiErrorFor,
+  type CallCaptureApiError,
+  CallCaptureConnectionError,
+  CallCaptureError,
+  DatabaseError,
+  RateLimitedError,
+} from './api-errors.ts';
+import type { Call, CallPage, KeyIdentity, ListCallsParams, RecordingLink } from './api-types.ts';
+
+export type FetchLike = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; signal?: AbortSignal },
+) => Promise<Response>;
+
+export interface CallCaptureClientOptions {
+  /** API key, sent as `Authorization: Bearer <key>`. */
+  apiKey: string;
+  /** The service's REST base address, ending in /api/v1, e.g. https://calls.example.com/api/v1. */
+  baseUrl: string;
+  /** Default: the global fetch. */
+  fetch?: FetchLike;
+  /** Retries after a 429 or a 500 DATABASE_ERROR. Default 2 (three attempts in all). */
+  maxRetries?: number;
+  /**
+   * Longest Retry-After the client waits for itself. The window resets on the UTC hour, so a 429 can ask
+   * for up to an hour; beyond this bound the RateLimitedError is thrown at once for the caller to schedule.
+   * Default 60.
+   */
+  maxRetryAfterSeconds?: number;
+  /** First backoff after a DATABASE_ERROR, doubled per retry. Default 500 ms. */
+  initialRetryDelayMs?: number;
+  /** Ceiling of that backoff. Default 8000 ms. */
+  maxRetryDelayMs?: number;
+  /** Per-attempt time-out. Default 30 000 ms. */
+  timeoutMs?: number;
+  /** Default: a setTimeout promise. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Jitter source in [0, 1). Default Math.random. */
+  random?: () => number;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class CallCaptureClient {
+  readonly #options: Required<Omit<CallCaptureClientOptions, 'baseUrl'>>;
+  readonly #baseUrl: string;
+
+  constructor(options: CallCaptureClientOptions) {
+    if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '') {
+      throw new TypeError('CallCaptureClient needs apiKey: create a key on the integrations settings page.');
+    }
+    const baseUrl = String(options.baseUrl ?? '').replace(/\/+$/, '');
+    if (!/^https?:\/\/.+\/api\/v1$/.test(baseUrl)) {
+      throw new TypeError(
+        `CallCaptureClient baseUrl must be an http(s) URL ending in /api/v1, got ${JSON.stringify(options.baseUrl)}.`,
+      );
+    }
+    this.#baseUrl = baseUrl;
+    this.#options = {
+      apiKey: options.apiKey.trim(),
+      fetch: options.fetch ?? ((url, init) => fetch(url, init)),
+      maxRetries: options.maxRetries ?? 2,
+      maxRetryAfterSeconds: options.maxRetryAfterSeconds ?? 60,
+      initialRetryDelayMs: options.initialRetryDelayMs ?? 500,
+      maxRetryDelayMs: options.maxRetryDelayMs ?? 8000,
+      timeoutMs: options.timeoutMs ?? 30_000,
+      sleep: options.sleep ?? defaultSleep,
+      random: options.random ?? Math.random,
+    };
+  }
+
+  /** GET /me: who is this key? Needs no scope; a connection test. */
+  getMe(): Promise<KeyIdentity> {
+    return this.#get<KeyIdentity>('/me');
+  }
+
+  /** GET /calls: one page, newest first. Needs read.calls. */
+  listCalls(params: ListCallsParams = {}): Promise<CallPage> {
+    return this.#get<CallPage>('/calls', params);
+  }
+
+  /** GET /calls/{id}. Needs read.calls; a call of another organization is a NotFoundError. */
+  getCall(callId: string): Promise<Call> {
+    return this.#get<Call>(`/calls/${encodeURIComponent(callId)}`);
+  }
+
+  /** GET /calls/{id}/recording-url: a link valid for 15 minutes. Needs read.recordings. */
+  getRecordingUrl(callId: string): Promise<RecordingLink> {
+    return this.#get<RecordingLink>(`/calls/${encodeURIComponent(callId)}/recording-url`);
+  }
+
+  /**
+   * Every call matching `params`, page after page while has_more (100 per page unless `limit` is given).
+   * Pages are offsets over a live list: a call recorded meanwhile shifts items to the next page, so ids
+   * already yielded are skipped; pass `dateTo` for a stable snapshot when backfilling.
+   */
+  async *iterateCalls(params: Omit<ListCallsParams, 'page'> & { page?: number } = {}): AsyncGenerator<Call> {
+    const seen = new Set<string>();
+    let page = params.page ?? 1;
+    for (;;) {
+      const result = await this.listCalls({ ...params, limit: params.limit ?? 100, page });
+      for (const call of result.items) {
+        if (seen.has(call.call_id)) continue;
+        seen.add(call.call_id);
+        yield call;
+      }
+      if (!result.has_more || result.items.length === 0) return;
+      page += 1;
+    }
+  }
+
+  async #get<T>(path: string, query: object = {}): Promise<T> {
+    const url = new URL(this.#baseUrl + path);
+    for (const [key, value] of Object.entries(query)) {
+      if (value !== undefined && value !== null) url.searchParams.set(key, String(value));
+    }
+    const { maxRetries } = this.#options;
+    for (let attempt = 0; ; attempt++) {
+      const response = await this.#send(url.toString());
+      if (response.ok) return readData<T>(response);
+      const error = await readError(response);
+      const delay = attempt < maxRetries ? this.#retryDelayMs(error, attempt) : undefined;
+      if (delay === undefined) throw error;
+      await this.#options.sleep(delay);
+    }
+  }
+
+  async #send(url: string): Promise<Response> {
+    const { timeoutMs } = this.#options;
+    try {
+      return await this.#options.fetch(url, {
+        method: 'GET',
+        headers: { authorization: `Bearer ${this.#options.apiKey}`, accept: 'application/json' },
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (cause) {
+      const timedOut = cause instanceof Error && cause.name === 'TimeoutError';
+      const why = timedOut ? `no answer within ${timeoutMs} ms` : 'the request failed';
+      throw new CallCaptureConnectionError(`GET ${url}: ${why}. Check baseUrl and the network.`, { cause });
+    }
+  }
+
+  /** Milliseconds to wait before retrying, or undefined when this error is not retried automatically. */
+  #retryDelayMs(error: CallCaptureApiError, attempt: number): number | undefined {
+    const o = this.#options;
+    if (error instanceof RateLimitedError) {
+      const seconds = error.retryAfterSeconds;
+      if (seconds === undefined) return undefined;
+      return seconds <= o.maxRetryAfterSeconds ? seconds * 1000 : undefined;
+    }
+    if (error instanceof DatabaseError) {
+      const ceiling = Math.min(o.maxRetryDelayMs, o.initialRetryDelayMs * 2 ** attempt);
+      return Math.round(ceiling / 2 + (ceiling / 2) * o.random());
+    }
+    return undefined;
+  }
+}
+
+async function readData<T>(response: Response): Promise<T> {
+  const text = await response.text();
+  try {
+    const body = JSON.parse(text) as { success?: unknown; data?: unknown };
+    if (body.success === true && body.data !== undefined) return body.data as T;
+  } catch {
+    // fall through
+  }
+  throw new CallCaptureError(
+    `Expected a JSON envelope {success: true, data} from ${response.url || 'the API'} (HTTP ` +
+      `${response.status}). Does baseUrl point at the service's /api/v1?`,
+  );
+}
+
+async function readError(response: Response): Promise<CallCaptureApiError> {
+  const text = await response.text().catch(() => '');
+  let code = `HTTP_${response.status}`;
+  let serverMessage = response.statusText || 'no message';
+  try {
+    const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+    if (typeof body.error?.code === 'string') code = body.error.code;
+    if (typeof body.error?.message === 'string') serverMessage = body.error.message;
+  } catch {
+    // Not the spec's error shape (a proxy's HTML page, for instance): keep HTTP_<status>.
+  }
+  return apiErrorFor({ status: response.status, code, serverMessage, headers: response.headers });
+}

@@ -1,0 +1,221 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  BadRequestError,
+  CallCaptureApiError,
+  CallCaptureConnectionError,
+  DatabaseError,
+  ForbiddenError,
+  MaintenanceError,
+  NotFoundError,
+  RateLimitedError,
+  RecordingDeletedError,
+  RecordingNotCapturedError,
+  RecordingNotReadyError,
+  RecordingUnavailableError,
+  RecordingWithheldError,
+  SubscriptionInactiveError,
+  UnauthorizedError,
+  ValidationError,
+} from '../src/api-errors.ts';
+import type { Call } from '../src/api-types.ts';
+import { CallCaptureClient, type CallCaptureClientOptions, type FetchLike } from '../src/client.ts';
+
+const BASE = 'https://calls.example.com/api/v1';
+
+function ok(data: unknown): Response {
+  return Response.json({ success: true, data, meta: { timestamp: '2026-06-20T10:00:00Z' } });
+}
+function fail(status: number, code: string, headers: Record<string, string> = {}): Response {
+  const body = { success: false, error: { code, message: `server says ${code}` }, meta: { timestamp: 'x' } };
+  return Response.json(body, { status, headers });
+}
+function call(n: number): Call {
+  return {
+    call_id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+    direction: 'inbound',
+    caller_phone: '+4915112345678',
+    customer_phone_e164: '+4915112345678',
+    customer_phone_national: '0151 12345678',
+    company_phone_e164: null,
+    app_url: null,
+    caller_name: null,
+    duration: 10,
+    crm_status: 'new',
+    review_status: null,
+    outbound_lifecycle: null,
+    transcript_processed: null,
+    created_at: '2026-06-20T10:00:00Z',
+  };
+}
+
+/** A fetch that answers from a script and records every request. */
+function scripted(...responses: Array<Response | Error>) {
+  const requests: Array<{ url: string; headers: Record<string, string> }> = [];
+  const fetch: FetchLike = async (url, init) => {
+    requests.push({ url, headers: init.headers });
+    const next = responses.shift();
+    if (next === undefined) throw new Error(`unexpected request ${url}`);
+    if (next instanceof Error) throw next;
+    return next;
+  };
+  const sleeps: number[] = [];
+  const sleep = async (ms: number) => void sleeps.push(ms);
+  return {
+    requests,
+    sleeps,
+    options: { apiKey: 'ck_live_abc', baseUrl: BASE, fetch, sleep, random: () => 1 },
+  };
+}
+
+test('getMe sends the Bearer key to {base_url}/me and returns data', async () => {
+  const s = scripted(ok({ api_key_id: 'k', user_id: 'u', organization_id: 'o', scopes: [] }));
+  const me = await new CallCaptureClient(s.options).getMe();
+  assert.equal(me.organization_id, 'o');
+  assert.equal(s.requests[0].url, `${BASE}/me`);
+  assert.equal(s.requests[0].headers.authorization, 'Bearer ck_live_abc');
+});
+
+test('listCalls sends only the given query parameters', async () => {
+  const s = scripted(ok({ items: [], has_more: false, page: 2, limit: 5 }));
+  await new CallCaptureClient(s.options).listCalls({
+    page: 2,
+    limit: 5,
+    direction: 'outbound',
+    phone: '+49 151',
+  });
+  assert.equal(s.requests[0].url, `${BASE}/calls?page=2&limit=5&direction=outbound&phone=%2B49+151`);
+});
+
+test('getCall and getRecordingUrl escape the id into the path', async () => {
+  const s = scripted(ok(call(1)), ok({ url: 'https://x/rec.mp3', expires_at: '2026-06-20T10:15:00Z' }));
+  const client = new CallCaptureClient(s.options);
+  assert.equal((await client.getCall('a/b')).call_id, call(1).call_id);
+  assert.equal((await client.getRecordingUrl('id 1')).url, 'https://x/rec.mp3');
+  assert.deepEqual(
+    s.requests.map((r) => r.url),
+    [`${BASE}/calls/a%2Fb`, `${BASE}/calls/id%201/recording-url`],
+  );
+});
+
+test('iterateCalls walks every page while has_more and skips ids shifted onto the next page', async () => {
+  const s = scripted(
+    ok({ items: [call(1), call(2)], has_more: true, page: 1, limit: 2 }),
+    ok({ items: [call(2), call(3)], has_more: true, page: 2, limit: 2 }),
+    ok({ items: [call(4)], has_more: false, page: 3, limit: 2 }),
+  );
+  const ids: string[] = [];
+  for await (const c of new CallCaptureClient(s.options).iterateCalls({ limit: 2, status: 'new' }))
+    ids.push(c.call_id);
+  assert.deepEqual(
+    ids,
+    [call(1), call(2), call(3), call(4)].map((c) => c.call_id),
+  );
+  const queries = s.requests.map((r) => Object.fromEntries(new URL(r.url).searchParams));
+  assert.deepEqual(
+    queries,
+    [1, 2, 3].map((page) => ({ status: 'new', limit: '2', page: String(page) })),
+  );
+});
+
+test('a 429 is retried after the Retry-After seconds', async () => {
+  const s = scripted(
+    fail(429, 'RATE_LIMITED', { 'retry-after': '7' }),
+    ok({ items: [], has_more: false, page: 1, limit: 20 }),
+  );
+  const page = await new CallCaptureClient(s.options).listCalls();
+  assert.equal(page.has_more, false);
+  assert.deepEqual(s.sleeps, [7000]);
+  assert.equal(s.requests.length, 2);
+});
+
+test('a Retry-After longer than maxRetryAfterSeconds is thrown at once with its seconds and limits', async () => {
+  const headers = {
+    'retry-after': '1800',
+    'x-ratelimit-limit': '1000',
+    'x-ratelimit-remaining': '0',
+    'x-ratelimit-reset': '2026-06-20T11:00:00Z',
+  };
+  const s = scripted(fail(429, 'RATE_LIMITED', headers));
+  const error = await new CallCaptureClient(s.options).getMe().catch((e: unknown) => e);
+  assert.ok(error instanceof RateLimitedError);
+  assert.equal(error.retryAfterSeconds, 1800);
+  assert.equal(error.limit, 1000);
+  assert.equal(error.remaining, 0);
+  assert.equal(error.resetAt, '2026-06-20T11:00:00Z');
+  assert.equal(error.retryable, true);
+  assert.deepEqual(s.sleeps, []);
+});
+
+test('a 500 DATABASE_ERROR is retried with exponential backoff, bounded by maxRetries', async () => {
+  const s = scripted(fail(500, 'DATABASE_ERROR'), fail(500, 'DATABASE_ERROR'), fail(500, 'DATABASE_ERROR'));
+  const options: CallCaptureClientOptions = { ...s.options, maxRetries: 2, initialRetryDelayMs: 100 };
+  await assert.rejects(new CallCaptureClient(options).getMe(), DatabaseError);
+  assert.equal(s.requests.length, 3);
+  assert.deepEqual(s.sleeps, [100, 200]);
+});
+
+test('other errors are not retried', async () => {
+  const s = scripted(fail(503, 'MAINTENANCE'));
+  await assert.rejects(new CallCaptureClient(s.options).getMe(), MaintenanceError);
+  assert.equal(s.requests.length, 1);
+});
+
+test('each error code becomes its own error class', async () => {
+  const cases: Array<[number, string, new (...args: never[]) => CallCaptureApiError]> = [
+    [400, 'BAD_REQUEST', BadRequestError],
+    [401, 'UNAUTHORIZED', UnauthorizedError],
+    [402, 'SUBSCRIPTION_INACTIVE', SubscriptionInactiveError],
+    [403, 'FORBIDDEN', ForbiddenError],
+    [404, 'NOT_FOUND', NotFoundError],
+    [409, 'RECORDING_NOT_READY', RecordingNotReadyError],
+    [409, 'RECORDING_WITHHELD', RecordingWithheldError],
+    [410, 'RECORDING_DELETED', RecordingDeletedError],
+    [410, 'RECORDING_NOT_CAPTURED', RecordingNotCapturedError],
+    [422, 'VALIDATION_ERROR', ValidationError],
+    [503, 'MAINTENANCE', MaintenanceError],
+  ];
+  for (const [status, code, Class] of cases) {
+    const s = scripted(fail(status, code));
+    const error = await new CallCaptureClient(s.options).getRecordingUrl('c').catch((e: unknown) => e);
+    assert.ok(error instanceof Class, code);
+    assert.ok(error instanceof CallCaptureApiError);
+    assert.equal(error.status, status);
+    assert.equal(error.code, code);
+    assert.match(error.message, new RegExp(`^${code} \\(HTTP ${status}\\): server says ${code}`));
+  }
+});
+
+test('recording refusals say whether they are permanent', async () => {
+  const s = scripted(fail(409, 'RECORDING_WITHHELD'), fail(410, 'RECORDING_DELETED'));
+  const client = new CallCaptureClient(s.options);
+  const withheld = await client.getRecordingUrl('c').catch((e: unknown) => e);
+  const deleted = await client.getRecordingUrl('c').catch((e: unknown) => e);
+  assert.ok(withheld instanceof RecordingUnavailableError && !withheld.permanent && withheld.retryable);
+  assert.ok(deleted instanceof RecordingUnavailableError && deleted.permanent && !deleted.retryable);
+});
+
+test('an error body that is not the spec shape keeps the status as HTTP_<status>', async () => {
+  const s = scripted(new Response('<html>Bad gateway</html>', { status: 502, statusText: 'Bad Gateway' }));
+  const error = await new CallCaptureClient(s.options).getMe().catch((e: unknown) => e);
+  assert.ok(error instanceof CallCaptureApiError);
+  assert.equal(error.code, 'HTTP_502');
+  assert.equal(error.constructor, CallCaptureApiError);
+});
+
+test('a network failure becomes a connection error that keeps its cause', async () => {
+  const cause = new TypeError('fetch failed');
+  const s = scripted(cause);
+  const error = await new CallCaptureClient(s.options).getMe().catch((e: unknown) => e);
+  assert.ok(error instanceof CallCaptureConnectionError);
+  assert.equal(error.cause, cause);
+});
+
+test('a base URL not ending in /api/v1 or an empty key is refused at construction', () => {
+  assert.throws(
+    () => new CallCaptureClient({ apiKey: 'k', baseUrl: 'https://calls.example.com' }),
+    /\/api\/v1/,
+  );
+  assert.throws(() => new CallCaptureClient({ apiKey: ' ', baseUrl: BASE }), /apiKey/);
+  assert.doesNotThrow(() => new CallCaptureClient({ apiKey: 'k', baseUrl: `${BASE}/` }));
+});
