@@ -43,7 +43,7 @@ export async function seedCalls(db: Db, log: (s: string) => void): Promise<void>
               (g % 600)::float8 + 0.5, 'processed',
               timestamptz '2026-06-15 00:00:00+00' - make_interval(secs => (g * 31) % 31536000),
               now()
-         FROM (SELECT g, '+1' || (2000000000 + (g * 7919) % 7999999999)::text AS p
+         FROM (SELECT g, '+1' || (2000000000 + (g::bigint * 7919) % 7999999999)::text AS p
                  FROM generate_series($1::int, $2::int) g) s`,
       [start, Math.min(start + batch, TOTAL) - 1, BIG, BIG_ORG, OTHER_ORGS],
     );

@@ -1,37 +1,70 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.ts';
-import { startRoles, type Role } from './server.ts';
+import { type Role, type Running, startRoles } from './server.ts';
 
-/** Composition root: `callcap serve [--role api|worker …]` (npm start runs every role in one process). */
-async function main(argv: string[]) {
+const ROLES: readonly Role[] = ['api', 'operator', 'worker'];
+export const SERVE_USAGE = 'callcap serve [--role api|operator|worker]...';
+
+/**
+ * `callcap serve [--role api|operator|worker …]`: loads the config and starts the roles (all three
+ * in one process by default). Shared by `npm start` (this file) and the `callcap` CLI (src/cli.ts).
+ * Returns 2 on a usage error; otherwise it resolves once the listeners are up, and the process
+ * keeps running until SIGINT/SIGTERM closes everything.
+ */
+export async function serve(argv: string[]): Promise<number | null> {
+  let parsed: ReturnType<typeof parseServeArgs>;
+  try {
+    parsed = parseServeArgs(argv);
+  } catch (err) {
+    process.stderr.write(`callcap: ${(err as Error).message}\nUsage: ${SERVE_USAGE}\n`);
+    return 2;
+  }
+  // Signal handlers go in first: a stop during startup closes once the roles are up. A second
+  // signal while closing forces the exit.
+  let running: Running | null = null;
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    if (!running) return;
+    await running.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  running = await startRoles(loadConfig(), parsed.roles);
+  if (stopping) {
+    await running.close();
+    process.exit(0);
+  }
+  return null;
+}
+
+/** Roles may repeat (--role api --role worker) or be comma-separated (--role api,worker). */
+export function parseServeArgs(argv: string[]): { roles: Role[] } {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
     options: { role: { type: 'string', multiple: true } },
   });
-  const command = positionals[0] ?? 'serve';
-  if (command !== 'serve') {
-    process.stderr.write(`Unknown command "${command}". Usage: callcap serve [--role api|operator|worker]...\n`);
-    process.exit(2);
-  }
-  const roles = (values.role ?? ['api', 'operator', 'worker']) as Role[];
+  const extra = positionals.filter((p, i) => !(i === 0 && p === 'serve'));
+  if (extra.length > 0) throw new Error(`Unexpected argument "${extra[0]}".`);
+  const roles = (values.role ?? ROLES).flatMap((r) => r.split(',')).map((r) => r.trim());
   for (const r of roles) {
-    if (!['api', 'operator', 'worker'].includes(r)) {
-      process.stderr.write(`Unknown role "${r}": use api, operator or worker.\n`);
-      process.exit(2);
-    }
+    if (!(ROLES as readonly string[]).includes(r))
+      throw new Error(`Unknown role "${r}": use api, operator or worker.`);
   }
-  const config = loadConfig();
-  const running = await startRoles(config, roles);
-  const stop = async () => {
-    await running.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  return { roles: [...new Set(roles)] as Role[] };
 }
 
-main(process.argv.slice(2)).catch((err) => {
-  process.stderr.write(`callcap: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+if (import.meta.main) {
+  serve(process.argv.slice(2)).then(
+    (code) => {
+      if (code !== null) process.exitCode = code;
+    },
+    (err) => {
+      process.stderr.write(`callcap: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildPublicApp } from './app.ts';
@@ -26,7 +27,9 @@ export async function buildDeps(config: Config): Promise<{ deps: Deps; adminToke
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   const master = config.MASTER_KEY
     ? parseMasterKey(config.MASTER_KEY)
-    : parseMasterKey((await loadOrCreateSecretFile(config.DATA_DIR, 'master-key', () => randomHex(32))).value);
+    : parseMasterKey(
+        (await loadOrCreateSecretFile(config.DATA_DIR, 'master-key', () => randomHex(32))).value,
+      );
   const admin = config.ADMIN_TOKEN
     ? { value: config.ADMIN_TOKEN, created: false }
     : await loadOrCreateSecretFile(config.DATA_DIR, 'admin-token', () => `cc_admin_${randomHex(24)}`);
@@ -49,29 +52,31 @@ export async function startRoles(config: Config, roles: Role[]): Promise<Running
   let operatorApp: FastifyInstance | undefined;
   const stops: Array<() => Promise<void>> = [];
 
-  if (!config.DATABASE_URL) {
-    const demo = await seedDemoIfEmpty(deps);
-    if (demo) out.push(demo);
-  }
+  // The demo seed is for the embedded database only: never touch an operator's PostgreSQL.
+  const demo = config.DATABASE_URL ? null : await seedDemoIfEmpty(deps);
   if (roles.includes('api')) {
     publicApp = await buildPublicApp(deps);
     await publicApp.listen({ port: config.PORT, host: config.HOST });
     stops.push(() => publicApp!.close());
-    out.push(`Public API    ${config.publicBaseUrl}/api/v1  (listening on ${config.HOST}:${config.PORT})`);
+    out.push(
+      `Public API    ${config.publicBaseUrl}/api/v1  (listening on ${config.HOST}:${portOf(publicApp)})`,
+    );
   }
   if (roles.includes('operator')) {
     operatorApp = await buildOperatorApp(deps);
     await operatorApp.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
     stops.push(() => operatorApp!.close());
-    out.push(`Operator API  http://${config.ADMIN_HOST}:${config.ADMIN_PORT}/admin/v1`);
-    if (adminTokenCreated) out.push(`Operator token (saved in ${join(config.DATA_DIR, 'admin-token')}): ${deps.adminToken}`);
+    out.push(`Operator API  http://${urlHost(config.ADMIN_HOST)}:${portOf(operatorApp)}/admin/v1`);
+    if (adminTokenCreated)
+      out.push(`Operator token (saved in ${join(config.DATA_DIR, 'admin-token')}): ${deps.adminToken}`);
   }
   if (roles.includes('worker')) {
     const { startWorkers } = await import('./worker.ts');
     stops.push(await startWorkers(deps));
     out.push('Worker        webhook deliveries, retention sweeps, reconciliation');
   }
-  process.stdout.write(`\nCall Capture Service is ready.\n${out.map((l) => `  ${l}`).join('\n')}\n\n`);
+  const ready = `Call Capture Service is ready.\n${out.map((l) => `  ${l}`).join('\n')}`;
+  process.stdout.write(`\n${ready}${demo ? `\n\n${demo}` : ''}\n\n`);
   return {
     deps,
     publicApp,
@@ -82,3 +87,9 @@ export async function startRoles(config: Config, roles: Role[]): Promise<Running
     },
   };
 }
+
+/** The port a listener actually got (PORT=0 picks a free one). */
+const portOf = (app: FastifyInstance): number => (app.server.address() as AddressInfo).port;
+
+/** IPv6 literals need brackets in a URL. */
+const urlHost = (host: string): string => (host.includes(':') ? `[${host}]` : host);

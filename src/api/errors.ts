@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   RECORDING_NOT_CAPTURED: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  /** recording download with a Range that starts beyond the file; carries Content-Range: bytes *\/size */
+  RANGE_NOT_SATISFIABLE: 416,
   VALIDATION_ERROR: 422,
   RATE_LIMITED: 429,
   DATABASE_ERROR: 500,

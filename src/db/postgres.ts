@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { DatabaseError, type Db, type Queryable, type QueryResult } from './types.ts';
+import { DatabaseError, type Db, type Queryable, type QueryOptions, type QueryResult } from './types.ts';
 
 const typeParsers = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
@@ -11,9 +11,14 @@ const typeParsers = {
 
 function wrapClient(c: pg.Pool | pg.PoolClient): Queryable {
   return {
-    async query<T>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>> {
+    async query<T>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<T>> {
       try {
-        const r = await c.query({ text: sql, values: params as unknown[] | undefined, types: typeParsers });
+        const r = await c.query({
+          name: options?.name,
+          text: sql,
+          values: params as unknown[] | undefined,
+          types: typeParsers,
+        });
         return { rows: r.rows as T[], rowCount: r.rowCount ?? r.rows.length };
       } catch (err) {
         throw new DatabaseError((err as Error).message, { cause: err });

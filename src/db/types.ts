@@ -4,8 +4,20 @@ export interface QueryResult<T> {
   rowCount: number;
 }
 
+/**
+ * name: a prepared-statement name for a hot query with fixed SQL text (PostgreSQL plans it once per
+ * connection instead of on every call; PGlite ignores it). One name per SQL text, never reused.
+ */
+export interface QueryOptions {
+  name?: string;
+}
+
 export interface Queryable {
-  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
+  query<T = Record<string, unknown>>(
+    sql: string,
+    params?: readonly unknown[],
+    options?: QueryOptions,
+  ): Promise<QueryResult<T>>;
 }
 
 export interface Db extends Queryable {

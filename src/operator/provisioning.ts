@@ -1,6 +1,162 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { createApiKey, listApiKeys, revokeApiKey } from '../accounts/api-keys.ts';
+import { createOrganization, getOrganization, updateOrganization } from '../accounts/organizations.ts';
+import { createTracker } from '../accounts/trackers.ts';
+import { createUser } from '../accounts/users.ts';
+import { badRequest, notFound } from '../api/errors.ts';
+import { setPublicApiEnabled } from '../api/maintenance.ts';
 import type { Deps } from '../deps.ts';
+import { isUuid } from '../ids.ts';
 
-export function provisioningRoutes(_deps: Deps): FastifyPluginAsync {
-  return async (_app) => {};
+/**
+ * Operator provisioning (spec/operator-api.md "Provisioning"). Success bodies are plain objects
+ * (no envelope) on the whole operator API; errors use the public error shape. Bodies are strict:
+ * an unknown field is a 400 naming it, so a typo never silently changes nothing.
+ */
+const int32 = z.int().max(2_147_483_647);
+
+const schemas = {
+  createOrganization: z.strictObject({
+    name: z.string(),
+    owner_email: z.string(),
+    owner_password: z.string(),
+    country: z.string().nullable().optional(),
+  }),
+  updateOrganization: z.strictObject({
+    name: z.string().optional(),
+    entitlement: z.enum(['active', 'inactive']).optional(),
+    retention_days: int32.positive().nullable().optional(),
+    account_rate_limit_per_hour: int32.positive().optional(),
+    max_active_subscriptions: int32.nonnegative().optional(),
+    country: z.string().nullable().optional(),
+  }),
+  createUser: z.strictObject({ email: z.string(), password: z.string() }),
+  createApiKey: z.strictObject({
+    scopes: z.array(z.string()),
+    user_id: z.string().optional(),
+    rate_limit_per_hour: int32.positive().optional(),
+    name: z.string().nullable().optional(),
+  }),
+  maintenance: z.strictObject({ public_api_enabled: z.boolean() }),
+  createTracker: z.strictObject({ name: z.string(), terms: z.array(z.string()) }),
+};
+
+/** Validates a JSON body; the 400 names every offending field (at most five) and how to fix it. */
+export function parseBody<S extends z.ZodObject>(schema: S, body: unknown): z.infer<S> {
+  const r = schema.safeParse(body);
+  if (r.success) return r.data;
+  const fields = Object.keys(schema.shape).join(', ');
+  const lines = r.error.issues.slice(0, 5).map((i) => {
+    if (i.code === 'unrecognized_keys') {
+      return `Unknown field ${i.keys.map((k) => `"${k}"`).join(', ')}; accepted fields: ${fields}`;
+    }
+    if (i.path.length === 0) return `The request body must be a JSON object with the fields ${fields}`;
+    const name = i.path
+      .map((p, n) => (typeof p === 'number' ? `[${p}]` : n ? `.${String(p)}` : String(p)))
+      .join('');
+    if (i.code === 'invalid_type' && i.message.endsWith('received undefined')) {
+      return `Field "${name}" is required (${i.expected})`;
+    }
+    return `Field "${name}": ${i.message}`;
+  });
+  throw badRequest(`${lines.join('; ')}.`);
+}
+
+/** Path ids: anything that is not a UUID cannot exist, so it is a 404 like an unknown UUID. */
+function pathId(value: string, what: string): string {
+  if (!isUuid(value)) throw notFound(`No ${what} ${value}.`);
+  return value.toLowerCase();
+}
+
+type OrgParams = { Params: { org: string } };
+
+export function provisioningRoutes(deps: Deps): FastifyPluginAsync {
+  const { db, clock } = deps;
+  return async (app) => {
+    app.post('/organizations', async (req, reply) => {
+      const b = parseBody(schemas.createOrganization, req.body);
+      const created = await db.transaction((tx) =>
+        createOrganization(tx, {
+          name: b.name,
+          ownerEmail: b.owner_email,
+          ownerPassword: b.owner_password,
+          country: b.country,
+          now: clock.now(),
+        }),
+      );
+      return reply.code(201).send(created);
+    });
+
+    app.get<OrgParams>('/organizations/:org', async (req) => {
+      const org = await getOrganization(db, pathId(req.params.org, 'organization'));
+      if (!org) throw notFound(`No organization ${req.params.org}.`);
+      return org;
+    });
+
+    app.patch<OrgParams>('/organizations/:org', async (req) => {
+      const orgId = pathId(req.params.org, 'organization');
+      const b = parseBody(schemas.updateOrganization, req.body);
+      if (Object.keys(b).length === 0) {
+        throw badRequest(
+          `Send at least one setting to change: ${Object.keys(schemas.updateOrganization.shape).join(', ')}.`,
+        );
+      }
+      return db.transaction((tx) => updateOrganization(tx, orgId, b));
+    });
+
+    app.post<OrgParams>('/organizations/:org/users', async (req, reply) => {
+      const organizationId = pathId(req.params.org, 'organization');
+      const b = parseBody(schemas.createUser, req.body);
+      const created = await db.transaction((tx) =>
+        createUser(tx, { organizationId, email: b.email, password: b.password, now: clock.now() }),
+      );
+      return reply.code(201).send(created);
+    });
+
+    app.get<OrgParams>('/organizations/:org/api-keys', async (req) => {
+      const organizationId = pathId(req.params.org, 'organization');
+      if (!(await getOrganization(db, organizationId))) throw notFound(`No organization ${organizationId}.`);
+      return { api_keys: await listApiKeys(db, organizationId) };
+    });
+
+    app.post<OrgParams>('/organizations/:org/api-keys', async (req, reply) => {
+      const organizationId = pathId(req.params.org, 'organization');
+      const b = parseBody(schemas.createApiKey, req.body);
+      const created = await db.transaction((tx) =>
+        createApiKey(tx, {
+          organizationId,
+          userId: b.user_id,
+          scopes: b.scopes,
+          name: b.name,
+          rateLimitPerHour: b.rate_limit_per_hour,
+          now: clock.now(),
+        }),
+      );
+      return reply.code(201).send(created);
+    });
+
+    app.delete<{ Params: { id: string } }>('/api-keys/:id', async (req, reply) => {
+      const found = await db.transaction((tx) =>
+        revokeApiKey(tx, { apiKeyId: pathId(req.params.id, 'API key'), now: clock.now() }),
+      );
+      if (!found) throw notFound(`No API key ${req.params.id}.`);
+      return reply.code(204).send();
+    });
+
+    app.put('/maintenance', async (req) => {
+      const b = parseBody(schemas.maintenance, req.body);
+      await setPublicApiEnabled(db, b.public_api_enabled, clock.now());
+      return { public_api_enabled: b.public_api_enabled };
+    });
+
+    app.post<OrgParams>('/organizations/:org/trackers', async (req, reply) => {
+      const organizationId = pathId(req.params.org, 'organization');
+      const b = parseBody(schemas.createTracker, req.body);
+      const created = await db.transaction((tx) =>
+        createTracker(tx, { organizationId, name: b.name, terms: b.terms, now: clock.now() }),
+      );
+      return reply.code(201).send(created);
+    });
+  };
 }

@@ -1,7 +1,42 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify';
+import { authenticate, requireScope } from '../api/auth.ts';
+import { ApiError } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
+import { MESSAGES, recordingAvailability } from '../domain/recording-availability.ts';
+import { factsOf, findRecordingCall } from './call-recording.ts';
+import { downloadHandler } from './download.ts';
+import { mintRecordingLink, REST_LINK_TTL_MS } from './links.ts';
+
+/** Sets Cache-Control before anything else runs, so error answers (401, 403, 429 …) carry it too. */
+const cacheControl =
+  (value: string): onRequestAsyncHookHandler =>
+  async (_req, reply) => {
+    reply.header('cache-control', value);
+  };
 
 /** GET /calls/{id}/recording-url and the link target GET /calls/{id}/recording.mp3 (under /api/v1). */
-export function recordingRoutes(_deps: Deps): FastifyPluginAsync {
-  return async (_app) => {};
+export function recordingRoutes(deps: Deps): FastifyPluginAsync {
+  return async (app) => {
+    app.get(
+      '/calls/:id/recording-url',
+      { onRequest: cacheControl('no-store'), preHandler: authenticate(deps) },
+      async (req) => {
+        const principal = requireScope(req, 'read.recordings');
+        const { id } = req.params as { id: string };
+        const call = await findRecordingCall(deps.db, id, { organizationId: principal.organizationId });
+        if (!call) throw new ApiError('NOT_FOUND', MESSAGES.NOT_FOUND);
+        const a = recordingAvailability(factsOf(call));
+        if (!a.available) throw new ApiError(a.code, a.message);
+        const link = mintRecordingLink(deps, call.id, REST_LINK_TTL_MS);
+        return { success: true, data: link, meta: { timestamp: deps.clock.now().toISOString() } };
+      },
+    );
+
+    app.route({
+      method: ['GET', 'HEAD'],
+      url: '/calls/:id/recording.mp3',
+      onRequest: cacheControl('private, no-store'),
+      handler: downloadHandler(deps),
+    });
+  };
 }

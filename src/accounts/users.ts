@@ -1,0 +1,82 @@
+import { ApiError, badRequest, notFound } from '../api/errors.ts';
+import { DatabaseError, type Queryable } from '../db/types.ts';
+import { newId } from '../ids.ts';
+import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './passwords.ts';
+
+export type UserRole = 'owner' | 'member';
+
+/** Deliberately loose: one @, no spaces, a dot in the domain. Deliverability is not ours to judge. */
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const EMAIL_MAX_LENGTH = 254;
+
+/** E-mails are stored trimmed and lower-cased; the unique index is on lower(email) as well. */
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+export function checkEmail(email: string, field = 'email'): string {
+  const e = normalizeEmail(email);
+  if (!EMAIL_RE.test(e) || e.length > EMAIL_MAX_LENGTH) {
+    throw badRequest(`Field "${field}" must be an e-mail address such as name@example.com.`);
+  }
+  return e;
+}
+
+export function checkPassword(password: string, field = 'password'): void {
+  if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
+    throw badRequest(
+      `Field "${field}" must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters long.`,
+    );
+  }
+}
+
+const emailTaken = () =>
+  new ApiError('CONFLICT', 'A user with this e-mail already exists; choose another e-mail address.');
+
+export const isUniqueViolation = (err: unknown): boolean =>
+  err instanceof DatabaseError && (err.cause as { code?: string } | undefined)?.code === '23505';
+
+/**
+ * Creates a user of an existing organization. E-mails are unique across the whole service
+ * (case-insensitively): a second user with the same e-mail answers 409 CONFLICT.
+ */
+export async function createUser(
+  tx: Queryable,
+  u: { organizationId: string; email: string; password: string; role?: UserRole; now: Date },
+): Promise<{ user_id: string }> {
+  const email = checkEmail(u.email);
+  checkPassword(u.password);
+  const org = await tx.query('SELECT 1 FROM organizations WHERE id = $1', [u.organizationId]);
+  if (org.rowCount === 0) throw notFound(`No organization ${u.organizationId}.`);
+  const taken = await tx.query('SELECT 1 FROM users WHERE lower(email) = $1', [email]);
+  if (taken.rowCount > 0) throw emailTaken();
+  const id = newId();
+  const passwordHash = await hashPassword(u.password);
+  try {
+    await tx.query(
+      `INSERT INTO users (id, organization_id, email, password_hash, role, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6)`,
+      [id, u.organizationId, email, passwordHash, u.role ?? 'member', u.now],
+    );
+  } catch (err) {
+    // Two requests racing for the same e-mail: the unique index decides.
+    if (isUniqueViolation(err)) throw emailTaken();
+    throw err;
+  }
+  return { user_id: id };
+}
+
+/** The organization's owner (the first one when there are several), or null. */
+export async function findOwner(q: Queryable, organizationId: string): Promise<string | null> {
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT id FROM users WHERE organization_id = $1 AND role = 'owner' ORDER BY created_at, id LIMIT 1`,
+    [organizationId],
+  );
+  return rows[0]?.id ?? null;
+}
+
+export async function userBelongsTo(q: Queryable, userId: string, organizationId: string): Promise<boolean> {
+  const { rowCount } = await q.query('SELECT 1 FROM users WHERE id = $1 AND organization_id = $2', [
+    userId,
+    organizationId,
+  ]);
+  return rowCount > 0;
+}

@@ -1,0 +1,44 @@
+import type { FastifyPluginAsync, preHandlerAsyncHookHandler } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { toCallView } from '../domain/call-view.ts';
+import { isUuid } from '../ids.ts';
+import { findCall, listCalls } from './call-queries.ts';
+import { readListCallsQuery } from './calls-params.ts';
+import { notFound } from './errors.ts';
+import { readQuery } from './query.ts';
+import { ok } from './reply.ts';
+import { requireScope } from './auth.ts';
+
+const NOT_FOUND = 'No call with this id exists in your organization.';
+
+/**
+ * GET /calls (listCalls) and GET /calls/{id} (getCall), scope read.calls. The scope is checked
+ * before the query string (403 before 400), the query string before the call (400 before 404).
+ */
+export function callRoutes(deps: Deps, auth: preHandlerAsyncHookHandler): FastifyPluginAsync {
+  const base = deps.config.publicBaseUrl;
+  return async (app) => {
+    app.get('/calls', { preHandler: auth, exposeHeadRoute: false }, async (req) => {
+      const p = requireScope(req, 'read.calls');
+      const filter = readListCallsQuery(req.url);
+      const { rows, hasMore } = await listCalls(deps.db, p.organizationId, filter);
+      return ok(deps.clock, {
+        items: rows.map((r) => toCallView(r, base)),
+        has_more: hasMore,
+        page: filter.page,
+        limit: filter.limit,
+      });
+    });
+
+    app.get('/calls/:id', { preHandler: auth, exposeHeadRoute: false }, async (req) => {
+      const p = requireScope(req, 'read.calls');
+      readQuery(req.url, {});
+      const { id } = req.params as { id: string };
+      // A malformed id cannot name an existing call: 404 like any unknown id, without a query.
+      if (!isUuid(id)) throw notFound(NOT_FOUND);
+      const row = await findCall(deps.db, p.organizationId, id);
+      if (!row) throw notFound(NOT_FOUND);
+      return ok(deps.clock, toCallView(row, base));
+    });
+  };
+}

@@ -1,0 +1,137 @@
+import {
+  type FollowupDraft,
+  LEAD_SCORE_MAX,
+  LEAD_SCORE_MIN,
+  type ProcessedAnalysis,
+  type ProposalItem,
+  SUBJECT_MAX,
+  truncate,
+} from '../domain/analysis.ts';
+import { composeFollowup } from './followup-draft.ts';
+import { detectLanguage, primaryLanguage } from './language.ts';
+import {
+  CALLBACK_RE,
+  extractAddress,
+  extractCity,
+  extractDetails,
+  extractName,
+  extractPreferredDate,
+  extractService,
+  QUOTE_RE,
+  soundsLikeVoicemail,
+  URGENCY_RE,
+} from './text-rules.ts';
+import { contentSentences, readTranscript } from './transcript-text.ts';
+
+/**
+ * The analysis provider. The pipeline only knows this interface: the built-in rule-based analyzer
+ * below is deterministic and runs in-process; a real provider (an LLM behind an HTTP API) implements
+ * the same interface and is handed to ingestionRoutes / processQueuedTranscripts instead.
+ */
+export interface AnalyzerInput {
+  transcript: string;
+  direction: 'inbound' | 'outbound';
+  /** language reported with the transcript (by the speech-to-text provider), if any */
+  language?: string | null;
+  organization: { name: string; language: string };
+}
+
+export interface AnalyzerResult {
+  analysis: ProcessedAnalysis;
+  /** null for voicemail, one-sided calls, or when no draft could be composed */
+  followup: FollowupDraft | null;
+}
+
+export interface Analyzer {
+  analyze(input: AnalyzerInput): Promise<AnalyzerResult>;
+}
+
+const SUMMARY_SENTENCES = 2;
+const SUMMARY_MAX = 300;
+const DETAILS_MAX = 300;
+
+export function ruleBasedAnalyzer(): Analyzer {
+  return { analyze: async (input) => analyzeByRules(input) };
+}
+
+export function analyzeByRules(input: AnalyzerInput): AnalyzerResult {
+  const orgName = input.organization.name;
+  const read = readTranscript(input.transcript, orgName);
+  const said = read.customerText;
+  const sents = contentSentences(said);
+  const voicemail = read.speakers.length <= 1 && soundsLikeVoicemail(input.transcript);
+
+  const name = extractName(said, orgName);
+  const service = extractService(said);
+  const date = extractPreferredDate(said);
+  const address = extractAddress(said);
+  const city = extractCity(said, address);
+  const summary = sents.length ? truncate(sents.slice(0, SUMMARY_SENTENCES).join(' '), SUMMARY_MAX) : null;
+  const details = extractDetails(sents, SUMMARY_SENTENCES);
+  const language = primaryLanguage(input.language) ?? detectLanguage(input.transcript);
+
+  const analysis: ProcessedAnalysis = {
+    caller_name: input.direction === 'inbound' ? name : null,
+    summary,
+    subject: service
+      ? truncate(capitalise(service), SUBJECT_MAX)
+      : sents[0]
+        ? truncate(sents[0], SUBJECT_MAX)
+        : null,
+    service_needed: service,
+    // The built-in analyzer knows no catalogue of offered services, so it cannot tell.
+    services_match: null,
+    lead_score: leadScore({ said, voicemail, service, date, place: address ?? city, name }),
+    preferred_date: date,
+    client_city: city,
+    client_address: address,
+    additional_details: details ? truncate(details, DETAILS_MAX) : null,
+    caller_location: city,
+    client_country: null,
+    counterparty_name: input.direction === 'outbound' ? name : null,
+    proposal_items: proposals(said, service, date),
+  };
+  if (language) analysis.detected_language = language;
+
+  const twoSided = read.speakers.length >= 2 || (read.speakers.length === 0 && !voicemail);
+  const followup =
+    twoSided && !voicemail && summary
+      ? composeFollowup(analysis, orgName, language ?? input.organization.language)
+      : null;
+  return { analysis, followup };
+}
+
+/**
+ * 1–10: 3 for any conversation, +2 a stated need, +1 each for a date, a place, a name and urgency,
+ * +1 when the customer said a fair amount (≥ 40 words). Voicemail scores 2; silence has no score.
+ */
+function leadScore(f: {
+  said: string;
+  voicemail: boolean;
+  service: string | null;
+  date: string | null;
+  place: string | null;
+  name: string | null;
+}): number | null {
+  if (!f.said.trim()) return null;
+  if (f.voicemail) return 2;
+  let score = 3;
+  if (f.service) score += 2;
+  if (f.date) score += 1;
+  if (f.place) score += 1;
+  if (f.name) score += 1;
+  if (URGENCY_RE.test(f.said)) score += 1;
+  if (f.said.split(/\s+/).length >= 40) score += 1;
+  return Math.min(LEAD_SCORE_MAX, Math.max(LEAD_SCORE_MIN, score));
+}
+
+function proposals(said: string, service: string | null, date: string | null): ProposalItem[] | null {
+  const items: ProposalItem[] = [];
+  if (date) items.push({ kind: 'appointment', text: `Schedule ${service ?? 'a visit'} for ${date}` });
+  if (CALLBACK_RE.test(said)) items.push({ kind: 'callback', text: 'Call the customer back' });
+  if (QUOTE_RE.test(said))
+    items.push({ kind: 'quote', text: `Send a quote${service ? ` for ${service}` : ''}` });
+  return items.length ? items : null;
+}
+
+const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

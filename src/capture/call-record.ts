@@ -1,0 +1,78 @@
+import { notFound } from '../api/errors.ts';
+import type { Queryable } from '../db/types.ts';
+import { isUuid } from '../ids.ts';
+
+/** The columns of a call that ingestion reads, with its organization's name, language and country. */
+export interface IngestCall {
+  id: string;
+  organization_id: string;
+  direction: 'inbound' | 'outbound';
+  caller_phone: string;
+  customer_phone: string | null;
+  customer_phone_e164: string | null;
+  customer_phone_national: string | null;
+  company_phone_e164: string | null;
+  caller_name: string | null;
+  agent_user_id: string | null;
+  outbound_lifecycle: string | null;
+  recording_mode: 'normal' | 'no_recording';
+  recording_state: 'pending' | 'available' | 'refused' | 'not_captured' | 'deleted';
+  recording_key: string | null;
+  recording_sid: string | null;
+  duration: number | null;
+  processing_state: 'none' | 'queued' | 'processed';
+  pending_transcript: string | null;
+  pending_transcript_language: string | null;
+  completion_emitted_at: Date | null;
+  trashed_at: Date | null;
+  deletion_scheduled_at: Date | null;
+  pending_deletion_at: Date | null;
+  deletion_reason: string | null;
+  erased_at: Date | null;
+  created_at: Date;
+  org_name: string;
+  org_language: string;
+}
+
+export const CALL_NOT_FOUND = 'No call with this id exists (or it was erased).';
+
+/**
+ * Loads one call by id; a malformed id is "not found" without a query. forUpdate locks the call row
+ * for the rest of the transaction, so concurrent ingestion steps on one call serialise.
+ */
+export async function findIngestCall(
+  q: Queryable,
+  callId: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<IngestCall | null> {
+  if (!isUuid(callId)) return null;
+  const { rows } = await q.query<IngestCall>(
+    `SELECT c.id, c.organization_id, c.direction, c.caller_phone, c.customer_phone, c.customer_phone_e164,
+            c.customer_phone_national, c.company_phone_e164, c.caller_name, c.agent_user_id, c.outbound_lifecycle,
+            c.recording_mode, c.recording_state, c.recording_key, c.recording_sid, c.duration, c.processing_state,
+            c.pending_transcript, c.pending_transcript_language, c.completion_emitted_at, c.trashed_at,
+            c.deletion_scheduled_at, c.pending_deletion_at, c.deletion_reason, c.erased_at, c.created_at,
+            o.name AS org_name, o.language AS org_language
+       FROM calls c JOIN organizations o ON o.id = c.organization_id
+      WHERE c.id = $1
+      ${opts.forUpdate ? 'FOR UPDATE OF c' : ''}`,
+    [callId],
+  );
+  return rows[0] ?? null;
+}
+
+/** The call, locked, or 404 NOT_FOUND when it does not exist or was erased (erased calls are gone). */
+export async function lockLiveCall(tx: Queryable, callId: string): Promise<IngestCall> {
+  const call = await findIngestCall(tx, callId, { forUpdate: true });
+  if (!call || call.erased_at) throw notFound(CALL_NOT_FOUND);
+  return call;
+}
+
+/** The organization's owner (else its oldest user): the agent of an outbound call reported without one. */
+export async function organizationOwner(q: Queryable, organizationId: string): Promise<string | null> {
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT id FROM users WHERE organization_id = $1 ORDER BY (role = 'owner') DESC, created_at, id LIMIT 1`,
+    [organizationId],
+  );
+  return rows[0]?.id ?? null;
+}

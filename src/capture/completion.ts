@@ -1,0 +1,140 @@
+import type { Queryable } from '../db/types.ts';
+import type { Deps } from '../deps.ts';
+import { canonicalAnalysis, type FollowupDraft } from '../domain/analysis.ts';
+import { callAppUrl } from '../domain/call-view.ts';
+import { EVENT_LINK_TTL_MS, mintRecordingLink } from '../recordings/links.ts';
+import {
+  callCompletedData,
+  callTranscribedData,
+  followupDraftedData,
+  processingFactKey,
+  trackerMatchedData,
+} from '../webhooks/event-data/call-processing.ts';
+import { emitEvent } from '../webhooks/outbox.ts';
+import { findIngestCall, type IngestCall } from './call-record.ts';
+import { matchTrackers, type Tracker } from './trackers.ts';
+
+/**
+ * The completion step: the processing run's events — call.transcribed and call.completed, plus
+ * call.followup_email.drafted and call.tracker.matched where they apply — emitted together, once per
+ * call, in the caller's transaction.
+ *
+ * call.completed is the integrator's primary record and its duration is the recording length, so the
+ * run completes when the analysis is stored AND the recording is settled: stored, or known never to
+ * come (refused, not captured, no_recording mode, deleted). A recording still pending holds the run
+ * back for at most RECORDING_WAIT_MS after the analysis was stored; then the worker completes it with
+ * duration 0 and recording_url null, and call.recording.ready follows if the audio ever arrives.
+ */
+
+/** Carriers deliver recordings within minutes; past an hour the transcript is worth more now. */
+export const RECORDING_WAIT_MS = 60 * 60 * 1000;
+
+/** True when the recording will not change the completion any more. */
+export function recordingSettled(c: Pick<IngestCall, 'recording_state' | 'recording_mode'>): boolean {
+  return c.recording_state !== 'pending' || c.recording_mode === 'no_recording';
+}
+
+interface StoredAnalysis {
+  transcript_original: string | null;
+  analysis: Record<string, unknown>;
+  followup_email: FollowupDraft | null;
+}
+
+/**
+ * Emits the processing run's events when the call is ready for them (force: do not wait for a pending
+ * recording any more). Returns true when it emitted them now. Safe to call any number of times.
+ */
+export async function completeIfReady(
+  tx: Queryable,
+  deps: Pick<Deps, 'clock' | 'config' | 'keys'>,
+  callId: string,
+  opts: { force?: boolean } = {},
+): Promise<boolean> {
+  const call = await findIngestCall(tx, callId, { forUpdate: true });
+  if (!call || call.erased_at || call.processing_state !== 'processed' || call.completion_emitted_at)
+    return false;
+  if (!opts.force && !recordingSettled(call)) return false;
+  const { rows } = await tx.query<StoredAnalysis>(
+    'SELECT transcript_original, analysis, followup_email FROM call_analyses WHERE call_id = $1',
+    [call.id],
+  );
+  if (!rows[0]) return false;
+  const stored = rows[0];
+  const analysis = canonicalAnalysis(stored.analysis);
+  const now = deps.clock.now();
+  const withheld = call.trashed_at !== null || call.deletion_scheduled_at !== null;
+  const recordingUrl =
+    call.recording_state === 'available' && !withheld
+      ? mintRecordingLink(deps, call.id, EVENT_LINK_TTL_MS).url
+      : null;
+
+  const emit = (eventType: string, data: Record<string, unknown>) =>
+    emitEvent(tx, {
+      organizationId: call.organization_id,
+      eventType,
+      resourceId: call.id,
+      callId: call.id,
+      factKey: processingFactKey(call.id),
+      data,
+      createdAt: now,
+    });
+
+  await emit('call.transcribed', callTranscribedData(call.id, stored.transcript_original, analysis));
+  await emit(
+    'call.completed',
+    callCompletedData(
+      {
+        id: call.id,
+        direction: call.direction,
+        callerPhone: call.caller_phone,
+        customerPhoneE164: call.customer_phone_e164,
+        customerPhoneNational: call.customer_phone_national,
+        companyPhoneE164: call.company_phone_e164,
+        createdAt: call.created_at,
+        duration: call.duration ?? 0,
+      },
+      {
+        appUrl: callAppUrl(deps.config.publicBaseUrl, call.id),
+        recordingUrl,
+        analysis,
+        transcriptOriginal: stored.transcript_original,
+      },
+    ),
+  );
+  if (stored.followup_email)
+    await emit('call.followup_email.drafted', followupDraftedData(call.id, stored.followup_email));
+  const matches = matchTrackers(trackerText(stored, analysis), await loadTrackers(tx, call.organization_id));
+  if (matches.length) await emit('call.tracker.matched', trackerMatchedData(call.id, matches));
+
+  await tx.query('UPDATE calls SET completion_emitted_at = $2 WHERE id = $1', [call.id, now]);
+  return true;
+}
+
+/** Trackers match the verbatim transcript; an imported call without one is matched on its analysis text. */
+function trackerText(
+  stored: StoredAnalysis,
+  a: { summary: string | null; additional_details: string | null },
+) {
+  return stored.transcript_original ?? [a.summary, a.additional_details].filter(Boolean).join('\n');
+}
+
+async function loadTrackers(tx: Queryable, organizationId: string): Promise<Tracker[]> {
+  const { rows } = await tx.query<Tracker>(
+    'SELECT id, name, terms FROM trackers WHERE organization_id = $1 ORDER BY created_at, id',
+    [organizationId],
+  );
+  return rows;
+}
+
+/**
+ * For the recordings side: call inside the transaction that stored the audio (PUT …/recording), or
+ * refused it (…/recording-refused). A processed call waiting for its recording completes there.
+ */
+export function onRecordingStored(
+  tx: Queryable,
+  deps: Pick<Deps, 'clock' | 'config' | 'keys'>,
+  callId: string,
+) {
+  return completeIfReady(tx, deps, callId);
+}
+export const onRecordingRefused = onRecordingStored;

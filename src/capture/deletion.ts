@@ -1,0 +1,135 @@
+import { badRequest } from '../api/errors.ts';
+import { DAY } from '../clock.ts';
+import type { Deps } from '../deps.ts';
+import { deleteBlob } from '../recordings/ingest.ts';
+import {
+  type DeletionReason,
+  deletionScheduledData,
+  deletionScheduledFactKey,
+} from '../webhooks/event-data/deletion.ts';
+import { recordingDeletedData, recordingDeletedFactKey } from '../webhooks/event-data/recording.ts';
+import { emitEvent } from '../webhooks/outbox.ts';
+import { lockLiveCall } from './call-record.ts';
+
+/**
+ * Trash, scheduled deletion and erasure of a call. Trash and scheduled deletion are reversible and
+ * only withhold the recording (recording-url 409 RECORDING_WITHHELD); erasure is final.
+ */
+
+/** Default time between scheduling a deletion and carrying it out: the window to reverse it. */
+export const DEFAULT_DELETION_DELAY_MS = 30 * DAY;
+
+export async function setTrashed(deps: Deps, callId: string, trashed: boolean): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const call = await lockLiveCall(tx, callId);
+    if ((call.trashed_at !== null) === trashed) return;
+    const now = deps.clock.now();
+    await tx.query('UPDATE calls SET trashed_at = $2, updated_at = $3 WHERE id = $1', [
+      call.id,
+      trashed ? now : null,
+      now,
+    ]);
+  });
+}
+
+/**
+ * POST …/schedule-deletion: sets the schedule and emits call.deletion_scheduled (sent by the outbox
+ * only to subscriptions the call's content reached). An unchanged schedule re-posted changes nothing
+ * and emits nothing; without pending_deletion_at an existing schedule keeps its date.
+ */
+export async function scheduleDeletion(
+  deps: Deps,
+  callId: string,
+  input: { reason: DeletionReason; pendingDeletionAt: Date | null },
+): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const call = await lockLiveCall(tx, callId);
+    const now = deps.clock.now();
+    if (input.pendingDeletionAt && input.pendingDeletionAt.getTime() < now.getTime()) {
+      throw badRequest('Field "pending_deletion_at" must not be in the past.');
+    }
+    const pending =
+      input.pendingDeletionAt ??
+      call.pending_deletion_at ??
+      new Date(now.getTime() + DEFAULT_DELETION_DELAY_MS);
+    if (
+      call.deletion_scheduled_at &&
+      call.pending_deletion_at?.getTime() === pending.getTime() &&
+      call.deletion_reason === input.reason
+    ) {
+      return;
+    }
+    await tx.query(
+      `UPDATE calls SET deletion_scheduled_at = $2, pending_deletion_at = $3, deletion_reason = $4, updated_at = $2
+        WHERE id = $1`,
+      [call.id, now, pending, input.reason],
+    );
+    await emitEvent(tx, {
+      organizationId: call.organization_id,
+      eventType: 'call.deletion_scheduled',
+      resourceId: call.id,
+      callId: call.id,
+      factKey: deletionScheduledFactKey(call.id, now, pending, input.reason),
+      data: deletionScheduledData(call.id, pending, input.reason),
+      createdAt: now,
+    });
+  });
+}
+
+/** POST …/cancel-deletion: the scheduled deletion is called off (no event: the spec has none). */
+export async function cancelDeletion(deps: Deps, callId: string): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const call = await lockLiveCall(tx, callId);
+    if (!call.deletion_scheduled_at && !call.pending_deletion_at) return;
+    await tx.query(
+      `UPDATE calls SET deletion_scheduled_at = NULL, pending_deletion_at = NULL, deletion_reason = NULL,
+              updated_at = $2
+        WHERE id = $1`,
+      [call.id, deps.clock.now()],
+    );
+  });
+}
+
+/**
+ * POST …/erase (and the retention sweep at pending_deletion_at): the call is gone. In one transaction
+ * the personal fields are blanked, the transcript and analysis deleted, erased_at set (every read
+ * answers 404 from then on) and, when audio was stored, call.recording.deleted (hard_deleted) emitted
+ * to the subscriptions the call's content reached. The audio blob is deleted after the commit.
+ */
+export async function eraseCall(deps: Deps, callId: string): Promise<void> {
+  const blobKey = await deps.db.transaction(async (tx) => {
+    const call = await lockLiveCall(tx, callId);
+    const now = deps.clock.now();
+    const hadAudio = call.recording_state === 'available';
+    await tx.query(
+      `UPDATE calls SET erased_at = $2, updated_at = $2, caller_phone = '', customer_phone = NULL,
+              customer_phone_e164 = NULL, customer_phone_national = NULL, customer_phone_rdigits = NULL,
+              company_phone_e164 = NULL, caller_name = NULL, pending_transcript = NULL,
+              pending_transcript_language = NULL, recording_key = NULL, recording_bytes = NULL,
+              recording_state = CASE WHEN recording_state = 'available' THEN 'deleted' ELSE recording_state END,
+              recording_deleted_at = CASE WHEN recording_state = 'available' THEN $2 ELSE recording_deleted_at END
+        WHERE id = $1`,
+      [call.id, now],
+    );
+    await tx.query('DELETE FROM call_analyses WHERE call_id = $1', [call.id]);
+    if (hadAudio) {
+      await emitEvent(tx, {
+        organizationId: call.organization_id,
+        eventType: 'call.recording.deleted',
+        resourceId: call.id,
+        callId: call.id,
+        factKey: recordingDeletedFactKey(call.id),
+        data: recordingDeletedData({
+          callId: call.id,
+          reason: call.deletion_reason ?? 'call_erased',
+          recordingSid: call.recording_sid,
+          deletionKind: 'hard_deleted',
+          deletedAt: now,
+        }),
+        createdAt: now,
+      });
+    }
+    return call.recording_key;
+  });
+  if (blobKey) await deleteBlob(deps, blobKey);
+}

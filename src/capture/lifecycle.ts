@@ -1,0 +1,113 @@
+import { badRequest, validationError } from '../api/errors.ts';
+import type { Queryable } from '../db/types.ts';
+import type { Deps } from '../deps.ts';
+import {
+  attemptHasRecording,
+  FAILED_OUTBOUND_STATES,
+  INITIAL_OUTBOUND_LIFECYCLE,
+  isOutboundLifecycle,
+  type OutboundLifecycle,
+  transitionOutbound,
+} from '../domain/outbound-lifecycle.ts';
+import {
+  attemptedFactKey,
+  callFailedData,
+  failedFactKey,
+  lifecycleRepairedData,
+  outboundAttemptedData,
+  repairedFactKey,
+} from '../webhooks/event-data/outbound.ts';
+import { emitEvent } from '../webhooks/outbox.ts';
+import { type IngestCall, lockLiveCall, organizationOwner } from './call-record.ts';
+import { completeIfReady } from './completion.ts';
+
+/**
+ * POST /admin/v1/calls/{id}/lifecycle: applies the pure state machine (domain/outbound-lifecycle.ts)
+ * and, in the same transaction, the writes and events its verdict names:
+ * - a final state emits call.outbound.attempted; a failed one also call.failed;
+ * - the repair agent_only → completed emits call.outbound.lifecycle_repaired and a second
+ *   call.outbound.attempted (outbound_lifecycle completed, has_recording per mode): the attempt's
+ *   final outcome is a different fact, and receivers that upsert attempts by call_id end up right;
+ * - ending without a conversation makes the recording not_captured (recording-url answers 410), which
+ *   also settles a processing run waiting for that recording.
+ */
+export async function applyLifecycle(
+  deps: Deps,
+  callId: string,
+  input: { state: OutboundLifecycle; failureReason: string | null },
+): Promise<{ call_id: string; outbound_lifecycle: OutboundLifecycle }> {
+  return deps.db.transaction(async (tx) => {
+    const call = await lockLiveCall(tx, callId);
+    if (call.direction !== 'outbound') {
+      throw validationError('Only outbound calls have an outbound lifecycle; this call is inbound.');
+    }
+    const from =
+      call.outbound_lifecycle && isOutboundLifecycle(call.outbound_lifecycle)
+        ? call.outbound_lifecycle
+        : INITIAL_OUTBOUND_LIFECYCLE;
+    const to = input.state;
+    if (input.failureReason !== null && !FAILED_OUTBOUND_STATES.has(to)) {
+      throw badRequest(
+        `Field "failure_reason" applies only to the states ${[...FAILED_OUTBOUND_STATES].join(', ')}; omit it for ${to}.`,
+      );
+    }
+    const verdict = transitionOutbound(from, to);
+    if (verdict.kind === 'rejected') throw validationError(verdict.message);
+    if (verdict.kind === 'unchanged') return { call_id: call.id, outbound_lifecycle: from };
+
+    const { effects } = verdict;
+    const now = deps.clock.now();
+    await tx.query(
+      `UPDATE calls SET outbound_lifecycle = $2, failure_reason = $3,
+              recording_state = CASE WHEN $4::boolean AND recording_state IN ('pending', 'refused')
+                                     THEN 'not_captured' ELSE recording_state END,
+              updated_at = $5
+        WHERE id = $1`,
+      [call.id, to, effects.failed ? input.failureReason : null, effects.recordingNotCaptured, now],
+    );
+    const emit = (eventType: string, factKey: string, data: Record<string, unknown>) =>
+      emitEvent(tx, {
+        organizationId: call.organization_id,
+        eventType,
+        resourceId: call.id,
+        callId: call.id,
+        factKey,
+        data,
+        createdAt: now,
+      });
+    if (effects.repaired) {
+      await emit(
+        'call.outbound.lifecycle_repaired',
+        repairedFactKey(call.id),
+        lifecycleRepairedData(call.id, now),
+      );
+    }
+    if (effects.attempted) {
+      await emit(
+        'call.outbound.attempted',
+        attemptedFactKey(call.id, to),
+        await attemptData(tx, call, to, now),
+      );
+    }
+    if (effects.failed) {
+      await emit('call.failed', failedFactKey(call.id, to), callFailedData(call.id, to, input.failureReason));
+    }
+    if (effects.recordingNotCaptured) await completeIfReady(tx, deps, call.id);
+    return { call_id: call.id, outbound_lifecycle: to };
+  });
+}
+
+/** Calls created through the API always have an agent; older rows fall back to the owner. */
+async function attemptData(tx: Queryable, call: IngestCall, state: OutboundLifecycle, now: Date) {
+  return outboundAttemptedData({
+    callId: call.id,
+    agentUserId: call.agent_user_id ?? (await organizationOwner(tx, call.organization_id)) ?? '',
+    customerPhone: call.customer_phone ?? call.customer_phone_e164 ?? '',
+    customerPhoneE164: call.customer_phone_e164 ?? '',
+    outboundLifecycle: state,
+    // recording length; unknown until the audio arrives, and there is none when initiation failed
+    duration: state === 'failed_to_initiate' ? null : call.duration,
+    attemptedAt: now,
+    hasRecording: attemptHasRecording(state, call.recording_mode),
+  });
+}

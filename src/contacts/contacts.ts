@@ -1,0 +1,165 @@
+import { badRequest, notFound, validationError } from '../api/errors.ts';
+import type { Queryable } from '../db/types.ts';
+import type { Deps } from '../deps.ts';
+import { normalizePhone } from '../domain/phone.ts';
+import { isUuid, newId } from '../ids.ts';
+import {
+  contactCreatedData,
+  contactCreatedFactKey,
+  contactUpdatedData,
+  contactUpdatedFactKey,
+} from '../webhooks/event-data/contact.ts';
+import { emitEvent } from '../webhooks/outbox.ts';
+import {
+  type ContactFields,
+  type ContactPatch,
+  contactDiff,
+  EDITABLE_CONTACT_FIELDS,
+  normalizeTags,
+} from './diff.ts';
+
+/**
+ * Contacts (seen by integrators only through contact.created / contact.updated). `phone` is kept as
+ * entered and must be a usable number (422 otherwise); phone_e164 is its normalised form for matching.
+ */
+
+interface ContactRow extends ContactFields {
+  id: string;
+  organization_id: string;
+  phone_e164: string | null;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ContactView extends ContactFields {
+  contact_id: string;
+  phone_e164: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const view = (c: ContactRow): ContactView => ({
+  contact_id: c.id,
+  phone: c.phone,
+  phone_e164: c.phone_e164,
+  first_name: c.first_name,
+  last_name: c.last_name,
+  email: c.email,
+  company: c.company,
+  notes: c.notes,
+  tags: c.tags,
+  created_at: c.created_at.toISOString(),
+  updated_at: c.updated_at.toISOString(),
+});
+
+async function phoneE164(q: Queryable, organizationId: string, phone: string): Promise<string> {
+  const org = await q.query<{ country: string | null }>('SELECT country FROM organizations WHERE id = $1', [
+    organizationId,
+  ]);
+  if (!org.rows[0]) throw notFound(`No organization ${organizationId}.`);
+  const parsed = normalizePhone(phone, org.rows[0].country);
+  if (!parsed)
+    throw validationError(`phone "${phone}" is not a usable phone number; send it in E.164 (+14155552671).`);
+  return parsed.e164;
+}
+
+export async function createContact(
+  deps: Deps,
+  organizationId: string,
+  input: {
+    phone: string;
+    first_name?: string | null;
+    last_name?: string | null;
+    email?: string | null;
+    company?: string | null;
+  },
+): Promise<{ contact_id: string }> {
+  return deps.db.transaction(async (tx) => {
+    const e164 = await phoneE164(tx, organizationId, input.phone);
+    const id = newId();
+    const now = deps.clock.now();
+    const c = {
+      id,
+      phone: input.phone,
+      first_name: input.first_name ?? null,
+      last_name: input.last_name ?? null,
+      email: input.email ?? null,
+      company: input.company ?? null,
+    };
+    await tx.query(
+      `INSERT INTO contacts (id, organization_id, phone, phone_e164, first_name, last_name, email, company,
+         created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+      [id, organizationId, c.phone, e164, c.first_name, c.last_name, c.email, c.company, now],
+    );
+    await emitEvent(tx, {
+      organizationId,
+      eventType: 'contact.created',
+      resourceId: id,
+      callId: null,
+      factKey: contactCreatedFactKey(id),
+      data: contactCreatedData(c),
+      createdAt: now,
+    });
+    return { contact_id: id };
+  });
+}
+
+/**
+ * PATCH /admin/v1/contacts/{id}: stores what changed and emits contact.updated with only those keys.
+ * An edit that changes nothing answers 200 with the contact and emits nothing.
+ */
+export async function updateContact(
+  deps: Deps,
+  contactId: string,
+  patch: ContactPatch,
+): Promise<ContactView> {
+  if (!EDITABLE_CONTACT_FIELDS.some((f) => patch[f] !== undefined)) {
+    throw badRequest(`Send at least one of the fields ${EDITABLE_CONTACT_FIELDS.join(', ')}.`);
+  }
+  if (!isUuid(contactId)) throw notFound(`No contact ${contactId}.`);
+  return deps.db.transaction(async (tx) => {
+    const { rows } = await tx.query<ContactRow>('SELECT * FROM contacts WHERE id = $1 FOR UPDATE', [
+      contactId,
+    ]);
+    const before = rows[0];
+    if (!before) throw notFound(`No contact ${contactId}.`);
+    const wanted = patch.tags ? { ...patch, tags: normalizeTags(patch.tags) } : patch;
+    const diff = contactDiff(before, wanted);
+    if (Object.keys(diff).length === 0) return view(before);
+
+    const after = { ...before, ...diff };
+    if (diff.phone !== undefined) after.phone_e164 = await phoneE164(tx, before.organization_id, diff.phone);
+    after.version = before.version + 1;
+    after.updated_at = deps.clock.now();
+    await tx.query(
+      `UPDATE contacts SET phone = $2, phone_e164 = $3, first_name = $4, last_name = $5, email = $6, company = $7,
+              notes = $8, tags = $9, version = $10, updated_at = $11
+        WHERE id = $1`,
+      [
+        before.id,
+        after.phone,
+        after.phone_e164,
+        after.first_name,
+        after.last_name,
+        after.email,
+        after.company,
+        after.notes,
+        after.tags,
+        after.version,
+        after.updated_at,
+      ],
+    );
+    await emitEvent(tx, {
+      organizationId: before.organization_id,
+      eventType: 'contact.updated',
+      resourceId: before.id,
+      callId: null,
+      factKey: contactUpdatedFactKey(before.id, after.version),
+      data: contactUpdatedData(before.id, diff),
+      createdAt: after.updated_at,
+    });
+    return view(after);
+  });
+}

@@ -1,0 +1,143 @@
+/**
+ * One delivery attempt of a claimed row: sign the stored body with a fresh timestamp, POST it, and
+ * record the outcome. Successes go to the batch writer; a failure is applied in its own transaction
+ * (the delivery rules in src/domain/delivery-outcome.ts), and a pause it causes queues the owner's
+ * e-mail in that same transaction, dispatched after commit.
+ */
+import type { Deps } from '../deps.ts';
+import { type AttemptResult, classifyReply, decideAttempt } from '../domain/delivery-outcome.ts';
+import type { Mailer } from '../mail/mailer.ts';
+import type { WebhookClient } from './http-client.ts';
+import { DELETION_EVENT_TYPES } from './outbox.ts';
+import { queuePauseNotice } from './pause-notice.ts';
+import { decryptSecret } from './secret-box.ts';
+import { deliveryHeaders } from './signing.ts';
+import type { ClaimedDelivery } from './sql/claim-deliveries.ts';
+import type { DeliverySuccess } from './sql/complete-delivery.ts';
+import { failDelivery } from './sql/fail-delivery.ts';
+import type { Batcher } from './success-batch.ts';
+
+export interface AttemptContext {
+  deps: Pick<Deps, 'db' | 'clock' | 'keys' | 'log'>;
+  owner: string;
+  client: WebhookClient;
+  mailer: Mailer;
+  successes: Batcher<DeliverySuccess>;
+  random: () => number;
+}
+
+type Outcome =
+  | { kind: 'response'; status: number; snippet: string; durationMs: number }
+  | { kind: 'error'; errorClass: string; message: string; durationMs: number };
+
+/** Call events other than deletions carry call content: a 2xx records that the call reached the subscription. */
+export function carriesCallContent(eventType: string): boolean {
+  return eventType.startsWith('call.') && !DELETION_EVENT_TYPES.has(eventType);
+}
+
+function openSecret(ctx: AttemptContext, row: ClaimedDelivery): string | null {
+  if (!row.signingSecretCiphertext) return null;
+  try {
+    return decryptSecret(ctx.deps.keys.secretEncryptionKey, row.signingSecretCiphertext);
+  } catch (err) {
+    ctx.deps.log.error({ deliveryId: row.id, err: (err as Error).message }, 'webhook signing secret unreadable');
+    return null;
+  }
+}
+
+export async function attemptDelivery(ctx: AttemptContext, row: ClaimedDelivery): Promise<void> {
+  const { deps } = ctx;
+  const startedAt = deps.clock.now();
+  const timestampSeconds = Math.floor(startedAt.getTime() / 1000);
+  const attemptNumber = row.attempts + 1;
+  const secret = openSecret(ctx, row);
+  const outcome: Outcome =
+    secret === null
+      ? { kind: 'error', errorClass: 'no_signing_secret', message: 'no usable signing secret', durationMs: 0 }
+      : await ctx.client.post(
+          row.url,
+          row.body,
+          deliveryHeaders({
+            secret,
+            body: row.body,
+            timestampSeconds,
+            eventId: row.eventId,
+            eventType: row.eventType,
+            rotationSecretId: row.rotationSecretId,
+          }),
+        );
+  const signed = secret !== null;
+
+  if (outcome.kind === 'response' && classifyReply(outcome) === 'success') {
+    await ctx.successes.add({
+      deliveryId: row.id,
+      subscriptionId: row.subscriptionId,
+      organizationId: row.organizationId,
+      attemptNumber,
+      startedAt,
+      durationMs: outcome.durationMs,
+      status: outcome.status,
+      snippet: outcome.snippet,
+      secretId: row.signingSecretId!,
+      signatureTimestamp: timestampSeconds,
+      reachCallId: row.callId && carriesCallContent(row.eventType) ? row.callId : null,
+      resetCounters: row.hasFailures,
+    });
+    return;
+  }
+
+  const now = deps.clock.now();
+  const result: AttemptResult =
+    outcome.kind === 'response' ? { kind: 'response', status: outcome.status } : { kind: 'error', errorClass: outcome.errorClass };
+  const snippet = outcome.kind === 'response' ? outcome.snippet : outcome.message;
+  const responseStatus = outcome.kind === 'response' ? outcome.status : null;
+  const errorClass = outcome.kind === 'error' ? outcome.errorClass : null;
+  const emailId = await deps.db.transaction(async (tx) => {
+    const { decision, url, updated } = await failDelivery(tx, {
+      owner: ctx.owner,
+      now,
+      attempt: {
+        deliveryId: row.id,
+        subscriptionId: row.subscriptionId,
+        organizationId: row.organizationId,
+        attemptNumber,
+        startedAt,
+        durationMs: outcome.durationMs,
+        responseStatus,
+        errorClass,
+        snippet,
+        secretId: signed ? row.signingSecretId : null,
+        signatureTimestamp: signed ? timestampSeconds : null,
+      },
+      decide: (sub) =>
+        decideAttempt({
+          result,
+          attemptNumber,
+          now,
+          counters: sub.counters,
+          subscriptionState: sub.state,
+          random: ctx.random,
+        }),
+    });
+    if (!updated) deps.log.warn({ deliveryId: row.id }, 'webhook delivery lease lost before its failure was recorded');
+    if (!decision.pause) return null;
+    deps.log.warn({ subscriptionId: row.subscriptionId, reason: decision.pause.reason }, 'webhook subscription paused');
+    return queuePauseNotice(tx, {
+      organizationId: row.organizationId,
+      facts: {
+        subscriptionId: row.subscriptionId,
+        url,
+        reason: decision.pause.reason,
+        pausedAt: now,
+        responseStatus,
+        errorClass,
+        snippet,
+      },
+    });
+  });
+  if (emailId) {
+    await ctx.mailer.dispatch(emailId).catch((err: Error) => {
+      deps.log.error({ emailId, err: err.message }, 'pause notice not dispatched; the reconciliation loop retries it');
+    });
+  }
+}

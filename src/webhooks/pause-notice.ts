@@ -1,0 +1,85 @@
+/**
+ * The e-mail to the account owner when a subscription is paused automatically (spec "Webhook
+ * subscription states": "When a subscription is paused automatically, an e-mail goes to the account
+ * owner"). One per pause: it is queued in the transaction that flips the subscription from active to
+ * paused, and only an active subscription can be paused. It carries the reason and the last reply
+ * (status and a snippet, or the error) — never a secret or a signature.
+ */
+import type { Queryable } from '../db/types.ts';
+import { PAUSED_REASONS } from '../domain/subscription-state.ts';
+import { queueEmail } from '../mail/mailer.ts';
+
+export interface PauseFacts {
+  subscriptionId: string;
+  url: string;
+  reason: string;
+  pausedAt: Date;
+  responseStatus: number | null;
+  errorClass: string | null;
+  /** response body snippet (sanitised) or the error message */
+  snippet: string | null;
+}
+
+function reasonText(reason: string, status: number | null): string {
+  switch (reason) {
+    case PAUSED_REASONS.rejected:
+      return (
+        `your endpoint answered HTTP ${status}. A 401, 403 or 422 pauses the subscription at once (often a ` +
+        'wrong signing secret in the receiver, or an endpoint that now refuses our requests); that delivery ' +
+        'was dead-lettered and is not retried.'
+      );
+    case PAUSED_REASONS.gone:
+      return 'your endpoint answered 410 Gone twice in a row.';
+    case PAUSED_REASONS.transient:
+      return '50 deliveries in a row failed (time-outs, connection errors or replies other than 2xx).';
+    default:
+      return reason;
+  }
+}
+
+/** The URL without its query string and fragment, which may carry the receiver's own tokens. */
+function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(invalid url)';
+  }
+}
+
+export function pauseNotice(f: PauseFacts): { subject: string; body: string } {
+  const url = displayUrl(f.url);
+  const last =
+    f.responseStatus !== null
+      ? `HTTP ${f.responseStatus}${f.snippet ? `, body starts with:\n  ${f.snippet.slice(0, 500).replace(/\n/g, '\n  ')}` : ' (empty body)'}`
+      : `no reply (${f.errorClass ?? 'error'}${f.snippet ? `: ${f.snippet.slice(0, 300)}` : ''})`;
+  const body = [
+    `Your webhook subscription to ${url} was paused automatically at ${f.pausedAt.toISOString()}.`,
+    '',
+    `Why: ${reasonText(f.reason, f.responseStatus)}`,
+    `Last reply: ${last}`,
+    '',
+    'While it is paused, new events are kept in its queue and wait; nothing is lost.',
+    'To resume, fix the endpoint, then open the webhook settings in the Call Capture app and verify the',
+    'subscription again. Queued deliveries go out as soon as it is active; dead-lettered ones can be',
+    'resent from the delivery log.',
+    '',
+    `Subscription id: ${f.subscriptionId}`,
+    `Pause reason code: ${f.reason}`,
+  ].join('\n');
+  return { subject: `Webhook subscription paused: ${url}`, body };
+}
+
+/** Queues the notice for the account owner inside the pausing transaction; null when there is none. */
+export async function queuePauseNotice(
+  tx: Queryable,
+  p: { organizationId: string; facts: PauseFacts },
+): Promise<string | null> {
+  const owner = await tx.query<{ email: string }>(
+    `SELECT email FROM users WHERE organization_id = $1 AND role = 'owner' ORDER BY created_at, id LIMIT 1`,
+    [p.organizationId],
+  );
+  if (owner.rowCount === 0) return null;
+  const { subject, body } = pauseNotice(p.facts);
+  return queueEmail(tx, { organizationId: p.organizationId, to: owner.rows[0].email, subject, body }, p.facts.pausedAt);
+}

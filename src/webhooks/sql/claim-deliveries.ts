@@ -1,0 +1,111 @@
+import type { Queryable } from '../../db/types.ts';
+
+/**
+ * The claim: one statement (graphile-worker's getJobs shape). Picks due pending deliveries of active
+ * subscriptions in next_attempt_at order, skipping rows another worker is claiming right now
+ * (FOR UPDATE OF d SKIP LOCKED), and leases them: lease_owner/lease_expires_at, and next_attempt_at
+ * moved to the lease expiry. That last move keeps in-flight rows out of the due range of the claim
+ * index, and makes a crashed worker's rows due again exactly when their lease expires — no sweeper.
+ * The lease condition is repeated for rows a resend re-queued while a stale lease was still set.
+ *
+ * `NOT d.held` is the index's view of "subscription active" (kept by the 0003 triggers); the join on
+ * the subscription is the truth and costs one primary-key probe per claimed row.
+ *
+ * Returns what an attempt needs: the stored body bytes, the URL, and the encrypted signing secret —
+ * the delivery's own secret_id for a rotation test, else the subscription's active secret.
+ */
+export const CLAIM_DELIVERIES_SQL = `
+WITH due AS (
+  SELECT d.id
+    FROM webhook_deliveries d
+    JOIN webhook_subscriptions s ON s.id = d.subscription_id
+   WHERE d.status = 'pending' AND NOT d.held
+     AND d.next_attempt_at <= $1
+     AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1)
+     AND s.state = 'active' AND s.deleted_at IS NULL
+   ORDER BY d.next_attempt_at
+   LIMIT $2
+   FOR UPDATE OF d SKIP LOCKED
+), claimed AS (
+  UPDATE webhook_deliveries d
+     SET lease_owner = $3, lease_expires_at = $4, next_attempt_at = $4, updated_at = $1
+    FROM due
+   WHERE d.id = due.id
+  RETURNING d.id, d.organization_id, d.subscription_id, d.event_id, d.attempts, d.secret_id
+)
+SELECT c.id, c.organization_id, c.subscription_id, c.event_id, c.attempts, c.secret_id AS rotation_secret_id,
+       e.event_type, e.call_id, e.body, e.created_at AS event_created_at,
+       s.url, (s.consecutive_transient_failures > 0 OR s.consecutive_gone > 0) AS has_failures,
+       k.id AS signing_secret_id, k.ciphertext AS signing_secret_ciphertext
+  FROM claimed c
+  JOIN events e ON e.id = c.event_id
+  JOIN webhook_subscriptions s ON s.id = c.subscription_id
+  LEFT JOIN LATERAL (
+    SELECT k.id, k.ciphertext
+      FROM webhook_secrets k
+     WHERE k.subscription_id = c.subscription_id
+       AND CASE WHEN c.secret_id IS NULL THEN k.status = 'active' ELSE k.id = c.secret_id END
+     ORDER BY k.activated_at DESC NULLS LAST, k.created_at DESC
+     LIMIT 1
+  ) k ON true`;
+
+export interface ClaimedDelivery {
+  id: string;
+  organizationId: string;
+  subscriptionId: string;
+  eventId: string;
+  eventType: string;
+  callId: string | null;
+  /** events.body: the exact bytes to sign and send */
+  body: string;
+  eventCreatedAt: Date;
+  url: string;
+  /** attempts made before this one */
+  attempts: number;
+  /** set on a rotation test: sign with this secret and send service-secret-rotation-id */
+  rotationSecretId: string | null;
+  signingSecretId: string | null;
+  signingSecretCiphertext: string | null;
+  /** the subscription has non-zero consecutive counters that a success must reset */
+  hasFailures: boolean;
+}
+
+interface Row {
+  id: string;
+  organization_id: string;
+  subscription_id: string;
+  event_id: string;
+  attempts: number;
+  rotation_secret_id: string | null;
+  event_type: string;
+  call_id: string | null;
+  body: string;
+  event_created_at: Date | string;
+  url: string;
+  has_failures: boolean;
+  signing_secret_id: string | null;
+  signing_secret_ciphertext: string | null;
+}
+
+export async function claimDeliveries(
+  db: Queryable,
+  p: { now: Date; limit: number; owner: string; leaseUntil: Date },
+): Promise<ClaimedDelivery[]> {
+  const { rows } = await db.query<Row>(CLAIM_DELIVERIES_SQL, [p.now, p.limit, p.owner, p.leaseUntil]);
+  return rows.map((r) => ({
+    id: r.id,
+    organizationId: r.organization_id,
+    subscriptionId: r.subscription_id,
+    eventId: r.event_id,
+    eventType: r.event_type,
+    callId: r.call_id,
+    body: r.body,
+    eventCreatedAt: new Date(r.event_created_at),
+    url: r.url,
+    attempts: r.attempts,
+    rotationSecretId: r.rotation_secret_id,
+    signingSecretId: r.signing_secret_id,
+    signingSecretCiphertext: r.signing_secret_ciphertext,
+    hasFailures: r.has_failures,
+  }));
+}

@@ -1,0 +1,98 @@
+import type { Db } from '../../db/types.ts';
+
+/**
+ * Successful attempts, written in batches (graphile-worker's completeJobs shape): the worker buffers
+ * the 2xx results that finish close together and writes them with one statement — the delivery rows
+ * (only while this worker still holds their lease), one webhook_attempts row each, and the
+ * webhook_call_reach rows that later let deletion events through.
+ *
+ * A success resets the subscription's consecutive counters. Most subscriptions have none to reset
+ * (the claim reports it), and then the batch is a single statement with no explicit transaction;
+ * otherwise the counters are reset first, in a transaction, locking subscriptions in id order —
+ * the order every writer uses (subscription, then its deliveries), so no deadlock with a pause.
+ */
+export const RESET_COUNTERS_SQL = `
+UPDATE webhook_subscriptions s
+   SET consecutive_transient_failures = 0, consecutive_gone = 0
+  FROM (SELECT id FROM webhook_subscriptions
+         WHERE id = ANY($1::uuid[]) AND (consecutive_transient_failures > 0 OR consecutive_gone > 0)
+         ORDER BY id FOR NO KEY UPDATE) x
+ WHERE s.id = x.id`;
+
+export const COMPLETE_DELIVERIES_SQL = `
+WITH input AS (
+  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::timestamptz[], $6::int[], $7::int[],
+                       $8::text[], $9::uuid[], $10::bigint[], $11::uuid[])
+    AS t(delivery_id, subscription_id, organization_id, attempt_number, started_at, duration_ms, status,
+         snippet, secret_id, signature_ts, reach_call_id)
+), done AS (
+  UPDATE webhook_deliveries d
+     SET status = 'delivered', attempts = i.attempt_number, delivered_at = $12, updated_at = $12,
+         lease_owner = NULL, lease_expires_at = NULL, reason = NULL,
+         last_response_status = i.status, last_error = NULL
+    FROM input i
+   WHERE d.id = i.delivery_id AND d.status = 'pending' AND d.lease_owner = $13
+  RETURNING d.id
+), attempts AS (
+  INSERT INTO webhook_attempts (id, delivery_id, organization_id, attempt_number, started_at, duration_ms,
+                                response_status, error_class, response_snippet, secret_id, signature_timestamp)
+  SELECT gen_random_uuid(), i.delivery_id, i.organization_id, i.attempt_number, i.started_at, i.duration_ms,
+         i.status, NULL, i.snippet, i.secret_id, i.signature_ts
+    FROM input i
+), reach AS (
+  INSERT INTO webhook_call_reach (subscription_id, call_id, organization_id, first_delivered_at)
+  SELECT DISTINCT i.subscription_id, i.reach_call_id, i.organization_id, $12::timestamptz
+    FROM input i WHERE i.reach_call_id IS NOT NULL
+  ON CONFLICT (subscription_id, call_id) DO NOTHING
+)
+SELECT count(*)::int AS n FROM done`;
+
+export interface DeliverySuccess {
+  deliveryId: string;
+  subscriptionId: string;
+  organizationId: string;
+  attemptNumber: number;
+  startedAt: Date;
+  durationMs: number;
+  status: number;
+  snippet: string;
+  secretId: string;
+  signatureTimestamp: number;
+  /** the call whose content reached the subscription (call.* events other than deletions), else null */
+  reachCallId: string | null;
+  /** the subscription had non-zero consecutive counters when claimed */
+  resetCounters: boolean;
+}
+
+/** Returns how many delivery rows were marked delivered (a row whose lease was lost is not). */
+export async function completeDeliveries(
+  db: Db,
+  p: { owner: string; now: Date; items: readonly DeliverySuccess[] },
+): Promise<number> {
+  const it = p.items;
+  const params = [
+    it.map((s) => s.deliveryId),
+    it.map((s) => s.subscriptionId),
+    it.map((s) => s.organizationId),
+    it.map((s) => s.attemptNumber),
+    it.map((s) => s.startedAt.toISOString()),
+    it.map((s) => s.durationMs),
+    it.map((s) => s.status),
+    it.map((s) => s.snippet),
+    it.map((s) => s.secretId),
+    it.map((s) => s.signatureTimestamp),
+    it.map((s) => s.reachCallId),
+    p.now,
+    p.owner,
+  ];
+  const resets = [...new Set(it.filter((s) => s.resetCounters).map((s) => s.subscriptionId))];
+  if (resets.length === 0) {
+    const r = await db.query<{ n: number }>(COMPLETE_DELIVERIES_SQL, params);
+    return r.rows[0]?.n ?? 0;
+  }
+  return db.transaction(async (tx) => {
+    await tx.query(RESET_COUNTERS_SQL, [resets]);
+    const r = await tx.query<{ n: number }>(COMPLETE_DELIVERIES_SQL, params);
+    return r.rows[0]?.n ?? 0;
+  });
+}

@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
+import { createHarness, type Harness } from '../helpers/harness.ts';
+import { assertErrorShape } from '../helpers/openapi-check.ts';
+import { bearer, call } from './support.ts';
+
+let h: Harness;
+let key: string;
+let keyId: string;
+let callId: string;
+before(async () => {
+  h = await createHarness();
+  const { orgId, ownerId } = await insertOrg(h.db);
+  ({ key, keyId } = await insertApiKey(h.db, { orgId, userId: ownerId }));
+  callId = await insertCall(h.db, { orgId });
+});
+after(async () => {
+  await h.close();
+});
+
+const keyCount = async () =>
+  (await h.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [`key:${keyId}`]))
+    .rows[0]?.count ?? 0;
+
+for (const path of ['/api/v1/contacts', '/api/v1/calls/x/y', '/api/v1', '/api/v1/', '/api/v1/webhooks?x=1', '/api/v1/ME']) {
+  test(`an unknown route (${path}) answers 404 NOT_FOUND in the error shape, before authentication`, async () => {
+    const before = await keyCount();
+    for (const headers of [{}, bearer(key)]) {
+      const res = await h.app.inject({ method: 'GET', url: path, headers });
+      const body = assertErrorShape(res, 404, 'NOT_FOUND');
+      assert.equal(
+        body.error.message,
+        `No operation GET ${path.split('?')[0]}; the operations are listed in https://calls.example.test/api/v1/openapi.json.`,
+      );
+      assert.equal(res.headers['x-ratelimit-limit'], undefined);
+    }
+    assert.equal(await keyCount(), before);
+  });
+}
+
+test('POST /api/v1/contacts (a planned endpoint) is an unknown route: 404', async () => {
+  const res = await h.app.inject({ method: 'POST', url: '/api/v1/contacts', headers: bearer(key), payload: {} });
+  assertErrorShape(res, 404, 'NOT_FOUND');
+});
+
+const known = () => ['/api/v1/me', '/api/v1/calls', `/api/v1/calls/${callId}`];
+
+for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const) {
+  test(`${method} on a known path answers 405 METHOD_NOT_ALLOWED with Allow: GET, before authentication`, async () => {
+    const before = await keyCount();
+    for (const url of known()) {
+      for (const headers of [{}, bearer(key)]) {
+        const res = await h.app.inject({ method, url, headers });
+        const body = assertErrorShape(res, 405, 'METHOD_NOT_ALLOWED');
+        assert.equal(res.headers.allow, 'GET');
+        const template = url.replace(callId, '{id}');
+        assert.equal(
+          body.error.message,
+          `${method} is not allowed on ${template}; this path answers GET only (the REST API is read-only).`,
+        );
+      }
+    }
+    assert.equal(await keyCount(), before);
+  });
+}
+
+test('HEAD on a known path answers 405 with Allow: GET and no body', async () => {
+  for (const url of known()) {
+    const res = await h.app.inject({ method: 'HEAD', url, headers: bearer(key) });
+    assert.equal(res.statusCode, 405);
+    assert.equal(res.headers.allow, 'GET');
+    assert.equal(res.body, '');
+  }
+});
+
+test('a POST with a malformed JSON body still answers 405, not 400', async () => {
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/api/v1/calls',
+    headers: { ...bearer(key), 'content-type': 'application/json' },
+    payload: '{"broken":',
+  });
+  assertErrorShape(res, 405, 'METHOD_NOT_ALLOWED');
+});
+
+test('a POST with an unsupported content type still answers 405', async () => {
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/api/v1/calls',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'a=b',
+  });
+  assertErrorShape(res, 405, 'METHOD_NOT_ALLOWED');
+});
+
+test('routes ignore a trailing slash', async () => {
+  assert.equal((await call(h, '/me', '/me/', key)).statusCode, 200);
+  assert.equal((await call(h, '/calls', '/calls/', key)).statusCode, 200);
+  assert.equal((await call(h, '/calls/{id}', `/calls/${callId}/`, key)).statusCode, 200);
+  const res = await h.app.inject({ method: 'POST', url: '/api/v1/calls/' });
+  assertErrorShape(res, 405, 'METHOD_NOT_ALLOWED');
+});
+
+test('every /api/v1 answer, errors included, carries Cache-Control: no-store', async () => {
+  for (const [method, url, headers] of [
+    ['GET', '/api/v1/me', bearer(key)],
+    ['GET', '/api/v1/me', {}],
+    ['GET', '/api/v1/nothing', {}],
+    ['DELETE', '/api/v1/calls', {}],
+    ['GET', '/api/v1/calls?page=0', bearer(key)],
+  ] as const) {
+    const res = await h.app.inject({ method, url, headers });
+    assert.equal(res.headers['cache-control'], 'no-store', `${method} ${url}`);
+  }
+});

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { buildOpenApiDocument } from '../../src/api/openapi.ts';
+
+/**
+ * Checks real responses against the generated OpenAPI document: the status must be documented for
+ * the operation, the JSON body must validate against its schema, and every documented header must
+ * be present when required and match its schema when present. Use it on every REST response.
+ */
+type Json = Record<string, any>;
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+const DOC_ID = 'https://callcap.test/openapi.json';
+const doc: Json = buildOpenApiDocument({ publicBaseUrl: 'https://calls.example.test' });
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+ajv.addSchema({ ...doc, $id: DOC_ID });
+
+const pointer = (...parts: string[]) => parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
+
+function deref(obj: Json): Json {
+  if (typeof obj.$ref !== 'string') return obj;
+  let cur: Json = doc;
+  for (const p of obj.$ref.replace(/^#\//, '').split('/')) cur = cur[p.replaceAll('~1', '/').replaceAll('~0', '~')];
+  return cur;
+}
+
+export interface ResponseLike {
+  statusCode: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: string;
+}
+
+/** The OpenAPI document the checks use (also handy for asserting on the document itself). */
+export const openApiDocument = doc;
+
+export function assertMatchesOpenApi(method: string, pathTemplate: string, res: ResponseLike): void {
+  const op = doc.paths?.[pathTemplate]?.[method.toLowerCase()];
+  assert.ok(op, `${method} ${pathTemplate} is not an operation of the OpenAPI document`);
+  const where = `${method} ${pathTemplate} → ${res.statusCode}`;
+  const raw = op.responses[String(res.statusCode)];
+  assert.ok(raw, `${where}: status not documented (documented: ${Object.keys(op.responses).join(', ')})`);
+  const response = deref(raw);
+  const name = raw.$ref ? raw.$ref.replace('#/', '') : pointer('paths', pathTemplate, method.toLowerCase(), 'responses', String(res.statusCode));
+
+  for (const [header, spec] of Object.entries<Json>(response.headers ?? {})) {
+    const value = res.headers[header.toLowerCase()];
+    if (value === undefined) {
+      assert.ok(!spec.required, `${where}: required header ${header} is missing`);
+      continue;
+    }
+    const text = String(value);
+    const typed = spec.schema?.type === 'integer' && /^-?\d+$/.test(text) ? Number(text) : text;
+    const validate = ajv.compile({ ...spec.schema });
+    assert.ok(validate(typed), `${where}: header ${header}=${text} does not match ${JSON.stringify(spec.schema)}`);
+  }
+
+  const content = response.content ?? {};
+  const type = String(res.headers['content-type'] ?? '').split(';')[0].trim();
+  if (content['application/json']) {
+    assert.equal(type, 'application/json', `${where}: content-type`);
+    const validate = ajv.getSchema(`${DOC_ID}#/${name}/content/application~1json/schema`);
+    assert.ok(validate, `${where}: no schema`);
+    const body = JSON.parse(res.body);
+    assert.ok(validate(body), `${where}: body does not match the document: ${ajv.errorsText(validate.errors)}\n${res.body.slice(0, 2000)}`);
+  } else {
+    assert.ok(content[type], `${where}: content-type ${type} not documented (documented: ${Object.keys(content).join(', ')})`);
+  }
+}
+
+/** For answers that are not operations (unknown routes 404, 405): the spec's error shape. */
+export function assertErrorShape(res: ResponseLike, status: number, code: string): Json {
+  assert.equal(res.statusCode, status, res.body);
+  const validate = ajv.getSchema(`${DOC_ID}#/components/schemas/Error`)!;
+  const body = JSON.parse(res.body);
+  assert.ok(validate(body), `error shape: ${ajv.errorsText(validate.errors)}`);
+  assert.equal(body.error.code, code);
+  return body;
+}

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * `callcap serve` on an empty DATA_DIR, as a new operator runs it: the first start seeds the demo
+ * and prints the operator token, the demo key and the console login; the second start prints neither.
+ */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+let dataDir: string;
+before(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'callcap-first-run-'));
+});
+after(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** Starts `callcap serve` and resolves with its ready banner (the whole first write). */
+function serve(): Promise<{ child: ChildProcess; banner: string }> {
+  const child = spawn(process.execPath, ['src/cli.ts', 'serve'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ADMIN_PORT: '0',
+      PUBLIC_BASE_URL: 'https://calls.example.test',
+      LOG_LEVEL: 'silent',
+    },
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      if (/is ready\.[\s\S]*\n\n$/.test(out)) resolve({ child, banner: out });
+    });
+    child.stderr!.on('data', (d) => {
+      err += d;
+    });
+    child.on('exit', (code) =>
+      reject(new Error(`serve exited with ${code} before it was ready:\n${out}\n${err}`)),
+    );
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.removeAllListeners('exit');
+    child.on('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+test('the first start seeds the demo and prints how to use it; the second start prints no secrets', async () => {
+  const first = await serve();
+  try {
+    const b = first.banner;
+    const publicPort = /listening on 127\.0\.0\.1:(\d+)/.exec(b)?.[1];
+    const operatorUrl = /Operator API {2}(http:\/\/127\.0\.0\.1:\d+)\/admin\/v1/.exec(b)?.[1];
+    const token = /Operator token \(saved in .*admin-token\): (cc_admin_[0-9a-f]+)/.exec(b)?.[1];
+    const key = /API key \(read\.calls, read\.recordings; shown only now\): (cc_live_\S+)/.exec(b)?.[1];
+    assert.ok(publicPort && operatorUrl && token && key, b);
+    assert.match(
+      b,
+      /Console: https:\/\/calls\.example\.test\/app {2}e-mail owner@demo-plumbing\.example {2}password \S+/,
+    );
+    assert.ok(
+      b.includes(
+        `curl -s -H "Authorization: Bearer ${key}" "https://calls.example.test/api/v1/calls?limit=5"`,
+      ),
+    );
+    assert.equal((await readFile(join(dataDir, 'admin-token'), 'utf8')).trim(), token);
+
+    const me = await fetch(`http://127.0.0.1:${publicPort}/api/v1/me`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    assert.equal(me.status, 200);
+    const calls = await fetch(`http://127.0.0.1:${publicPort}/api/v1/calls?limit=100`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    assert.equal(((await calls.json()) as { data: { items: unknown[] } }).data.items.length, 12);
+    const health = await fetch(`${operatorUrl}/admin/v1/maintenance`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ public_api_enabled: true }),
+    });
+    assert.equal(health.status, 200);
+  } finally {
+    assert.equal(await stop(first.child), 0);
+  }
+
+  const second = await serve();
+  try {
+    assert.match(second.banner, /Call Capture Service is ready\./);
+    assert.doesNotMatch(second.banner, /Demo data|API key|Operator token|password/);
+  } finally {
+    assert.equal(await stop(second.child), 0);
+  }
+});
