@@ -13,6 +13,8 @@ import { AUTH_FAILURES_PER_MINUTE, hourWindow, minuteWindow } from './rate-limit
  * - touched: api_keys.last_used_at, written only by the first request of each key-hour, so the hot
  *   path writes only to rate_limit_windows (unlogged, migration 0002).
  * All sub-statements see one snapshot; the final SELECT always returns exactly one row.
+ * Prepared (named): planning this statement costs more than running it, so PostgreSQL plans it once
+ * per connection.
  */
 const SQL = `
 WITH throttle AS (
@@ -85,14 +87,18 @@ export async function authenticateAndCount(
   db: Queryable,
   input: { keyHash: string | null; clientAddress: string; now: Date },
 ): Promise<AuthOutcome> {
-  const { rows } = await db.query<Row>(SQL, [
-    input.keyHash,
-    `authfail:${input.clientAddress}`,
-    minuteWindow(input.now),
-    hourWindow(input.now),
-    AUTH_FAILURES_PER_MINUTE,
-    input.now,
-  ]);
+  const { rows } = await db.query<Row>(
+    SQL,
+    [
+      input.keyHash,
+      `authfail:${input.clientAddress}`,
+      minuteWindow(input.now),
+      hourWindow(input.now),
+      AUTH_FAILURES_PER_MINUTE,
+      input.now,
+    ],
+    { name: 'api_authenticate_v1' },
+  );
   const r = rows[0];
   if (r.failures_before >= AUTH_FAILURES_PER_MINUTE) return { kind: 'throttled' };
   if (r.id === null) return { kind: 'unauthenticated' };

@@ -21,6 +21,7 @@ export async function findCall(db: Queryable, organizationId: string, callId: st
     `SELECT ${COLUMNS} FROM ${FROM}
       WHERE c.id = $1 AND c.organization_id = $2 AND c.erased_at IS NULL`,
     [callId, organizationId],
+    { name: 'api_find_call_v1' },
   );
   return rows[0] ?? null;
 }

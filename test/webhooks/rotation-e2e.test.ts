@@ -79,7 +79,11 @@ test('a rotation test reaches the receiver signed with the pending secret and ca
   assert.equal(body.resource_id, sub.id);
 
   // After activation, ordinary deliveries are signed with the new secret at once.
-  assert.equal((await c.post(`/app/api/webhook-subscriptions/${sub.id}/rotations/${rot.json.rotation_id}/activate`)).status, 200);
+  assert.equal(
+    (await c.post(`/app/api/webhook-subscriptions/${sub.id}/rotations/${rot.json.rotation_id}/activate`))
+      .status,
+    200,
+  );
   await c.post(`/app/api/webhook-subscriptions/${sub.id}/test`);
   assert.equal(await w.drain(), 1);
   assert.ok(signedWith(lastRequest(), rot.json.secret));
@@ -88,7 +92,11 @@ test('a rotation test reaches the receiver signed with the pending secret and ca
 
 test('after an emergency rotation nothing is sent until re-verification; a resend then goes out with the new secret', async () => {
   const sub = await activeSubscription();
-  const queued = await insertDelivery(h.db, { orgId: c.orgId, subscriptionId: sub.id, createdAt: h.clock.now() });
+  const queued = await insertDelivery(h.db, {
+    orgId: c.orgId,
+    subscriptionId: sub.id,
+    createdAt: h.clock.now(),
+  });
   const rot = await c.post(`/app/api/webhook-subscriptions/${sub.id}/rotations`, { emergency: true });
   assert.equal(rot.json.state, 'paused');
   assert.equal(await w.drain(), 0);
