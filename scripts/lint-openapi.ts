@@ -21,12 +21,21 @@ const dir = mkdtempSync(join(tmpdir(), 'callcap-openapi-'));
 const file = join(dir, 'openapi.json');
 writeFileSync(file, doc);
 const bin = join(root, 'node_modules', '.bin');
-const r = spawnSync(join(bin, 'redocly'), ['lint', '--format=stylish', '--config', join(root, 'redocly.yaml'), file], {
-  stdio: 'inherit',
-  cwd: root,
-  // node_modules/.bin first: its `node` is the project's Node 24; no telemetry from a lint run.
-  env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-});
+const r = spawnSync(
+  join(bin, 'redocly'),
+  ['lint', '--format=stylish', '--config', join(root, 'redocly.yaml'), file],
+  {
+    stdio: 'inherit',
+    cwd: root,
+    // node_modules/.bin first: its `node` is the project's Node 24; no telemetry from a lint run.
+    env: {
+      ...process.env,
+      PATH: `${bin}:${process.env.PATH}`,
+      REDOCLY_TELEMETRY: 'off',
+      REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+    },
+  },
+);
 rmSync(dir, { recursive: true, force: true });
 if (r.error) throw r.error;
 process.exit(r.status ?? 1);

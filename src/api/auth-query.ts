@@ -11,12 +11,18 @@ import { AUTH_FAILURES_PER_MINUTE, hourWindow, minuteWindow } from './rate-limit
  *   bucket (INSERT … ON CONFLICT DO UPDATE, atomic under concurrency, shared by every node).
  * - failure: when no key was found, +1 on the address's per-minute failure bucket.
  * - touched: api_keys.last_used_at, written only by the first request of each key-hour, so the hot
- *   path writes only to rate_limit_windows (unlogged, migration 0002).
+ *   path writes only to rate_limit_windows (unlogged, migration 0004).
  * All sub-statements see one snapshot; the final SELECT always returns exactly one row.
+ *
+ * A route may piggyback its own read on the same round trip (GET /calls/{id} does): a SELECT that
+ * may use the authenticated key's organization as `a.organization_id` and its parameter as $7; its
+ * first row comes back as JSON in `piggyback` (null without a key or without a row). The route
+ * still checks scope and entitlement before it shows anything of it.
+ *
  * Prepared (named): planning this statement costs more than running it, so PostgreSQL plans it once
  * per connection.
  */
-const SQL = `
+const CTE = `
 WITH throttle AS (
   SELECT count FROM rate_limit_windows WHERE bucket = $2::text AND window_start = $3::timestamptz
 ), api_key AS (
@@ -49,8 +55,32 @@ SELECT a.id, a.user_id, a.organization_id, a.scopes, a.rate_limit_per_hour, a.en
        a.account_rate_limit_per_hour,
        (SELECT count FROM key_count) AS key_count,
        (SELECT count FROM org_count) AS org_count,
-       COALESCE((SELECT count FROM throttle), 0) AS failures_before
+       COALESCE((SELECT count FROM throttle), 0) AS failures_before`;
+
+const FROM = `
   FROM (VALUES (1)) AS one LEFT JOIN api_key a ON true`;
+
+/** A read that rides on the authentication round trip (see above). */
+export interface Piggyback {
+  /** prepared-statement name of the combined statement */
+  name: string;
+  /** SELECT …, may reference a.organization_id and $7 */
+  sql: string;
+}
+
+export interface AuthStatement {
+  name: string;
+  sql: string;
+}
+
+export function authStatement(piggyback?: Piggyback): AuthStatement {
+  if (!piggyback) return { name: 'api_authenticate_v1', sql: CTE + FROM };
+  return {
+    name: piggyback.name,
+    sql: `${CTE},
+       (SELECT to_json(p) FROM (${piggyback.sql}) p LIMIT 1) AS piggyback${FROM}`,
+  };
+}
 
 interface Row {
   id: string | null;
@@ -63,6 +93,7 @@ interface Row {
   key_count: number;
   org_count: number;
   failures_before: number;
+  piggyback?: unknown;
 }
 
 export interface AuthenticatedKey {
@@ -80,25 +111,24 @@ export interface AuthenticatedKey {
 export type AuthOutcome =
   | { kind: 'throttled' }
   | { kind: 'unauthenticated' }
-  | { kind: 'authenticated'; key: AuthenticatedKey };
+  | { kind: 'authenticated'; key: AuthenticatedKey; piggyback: unknown };
 
 /** keyHash null = no usable Bearer key in the request (still a failed authentication). */
 export async function authenticateAndCount(
   db: Queryable,
-  input: { keyHash: string | null; clientAddress: string; now: Date },
+  input: { keyHash: string | null; clientAddress: string; now: Date; piggybackParam?: unknown },
+  statement: AuthStatement = authStatement(),
 ): Promise<AuthOutcome> {
-  const { rows } = await db.query<Row>(
-    SQL,
-    [
-      input.keyHash,
-      `authfail:${input.clientAddress}`,
-      minuteWindow(input.now),
-      hourWindow(input.now),
-      AUTH_FAILURES_PER_MINUTE,
-      input.now,
-    ],
-    { name: 'api_authenticate_v1' },
-  );
+  const params: unknown[] = [
+    input.keyHash,
+    `authfail:${input.clientAddress}`,
+    minuteWindow(input.now),
+    hourWindow(input.now),
+    AUTH_FAILURES_PER_MINUTE,
+    input.now,
+  ];
+  if (statement.sql.includes('$7')) params.push(input.piggybackParam ?? null);
+  const { rows } = await db.query<Row>(statement.sql, params, { name: statement.name });
   const r = rows[0];
   if (r.failures_before >= AUTH_FAILURES_PER_MINUTE) return { kind: 'throttled' };
   if (r.id === null) return { kind: 'unauthenticated' };
@@ -115,5 +145,6 @@ export async function authenticateAndCount(
       accountLimit: r.account_rate_limit_per_hour,
       accountCount: Number(r.org_count),
     },
+    piggyback: r.piggyback ?? null,
   };
 }

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { hashApiKey, type Scope } from '../accounts/api-key-format.ts';
 import type { Deps } from '../deps.ts';
-import { type AuthenticatedKey, authenticateAndCount } from './auth-query.ts';
+import { type AuthenticatedKey, authenticateAndCount, authStatement, type Piggyback } from './auth-query.ts';
 import { ApiError } from './errors.ts';
 import { authThrottleHeaders, decideRate } from './rate-limit.ts';
 
@@ -17,7 +17,14 @@ export interface ApiPrincipal {
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: ApiPrincipal;
+    /** the row a route's piggyback read returned (see authenticate's options); null when none */
+    piggyback?: unknown;
   }
+}
+
+export interface AuthOptions {
+  /** a read of the route's own that rides on the authentication round trip (auth-query.ts) */
+  piggyback?: Piggyback & { param: (req: FastifyRequest) => unknown };
 }
 
 const WHERE_KEYS = 'API keys are created in the web app on the integrations settings page.';
@@ -34,7 +41,8 @@ export function bearerKey(header: string | undefined): { key: string } | { error
     return { error: `Missing Authorization header; send Authorization: Bearer <API_KEY>. ${WHERE_KEYS}` };
   }
   const m = /^Bearer +([^\s]+) *$/i.exec(header);
-  if (!m) return { error: 'The Authorization header must use the Bearer scheme: Authorization: Bearer <API_KEY>.' };
+  if (!m)
+    return { error: 'The Authorization header must use the Bearer scheme: Authorization: Bearer <API_KEY>.' };
   return { key: m[1] };
 }
 
@@ -46,12 +54,18 @@ export function bearerKey(header: string | undefined): { key: string } | { error
  * errors included. (Maintenance 503 and routing 404/405 run earlier; scope 403 and validation 400
  * run later, in the handler.)
  */
-export function authenticate(deps: Deps): preHandlerAsyncHookHandler {
+export function authenticate(deps: Deps, opts: AuthOptions = {}): preHandlerAsyncHookHandler {
+  const statement = authStatement(opts.piggyback);
+  const param = opts.piggyback?.param;
   return async (req: FastifyRequest, reply: FastifyReply) => {
     const now = deps.clock.now();
     const bearer = bearerKey(req.headers.authorization);
     const keyHash = 'key' in bearer ? hashApiKey(bearer.key) : null;
-    const outcome = await authenticateAndCount(deps.db, { keyHash, clientAddress: req.ip, now });
+    const outcome = await authenticateAndCount(
+      deps.db,
+      { keyHash, clientAddress: req.ip, now, piggybackParam: param?.(req) },
+      statement,
+    );
     if (outcome.kind === 'throttled') {
       const headers = authThrottleHeaders(now);
       reply.headers(headers);
@@ -90,6 +104,7 @@ export function authenticate(deps: Deps): preHandlerAsyncHookHandler {
       scopes: key.scopes,
       rateLimitPerHour: key.keyLimit,
     };
+    req.piggyback = outcome.piggyback;
   };
 }
 

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { PHONE_FILTER_MAX_LENGTH, PHONE_FILTER_MIN_LENGTH, PHONE_FILTER_PATTERN, phoneFilterDigits } from '../domain/phone.ts';
+import {
+  PHONE_FILTER_MAX_LENGTH,
+  PHONE_FILTER_MIN_LENGTH,
+  PHONE_FILTER_PATTERN,
+  phoneFilterDigits,
+} from '../domain/phone.ts';
 import { CRM_STATUSES, DIRECTIONS } from '../domain/values.ts';
 import {
   boundEnd,

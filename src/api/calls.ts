@@ -1,22 +1,29 @@
-import type { FastifyPluginAsync, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Deps } from '../deps.ts';
-import { toCallView } from '../domain/call-view.ts';
+import { type CallViewRow, toCallView } from '../domain/call-view.ts';
 import { isUuid } from '../ids.ts';
-import { findCall, listCalls } from './call-queries.ts';
+import { authenticate, requireScope } from './auth.ts';
+import { callByIdPiggyback, listCalls } from './call-queries.ts';
 import { readListCallsQuery } from './calls-params.ts';
 import { notFound } from './errors.ts';
 import { readQuery } from './query.ts';
 import { ok } from './reply.ts';
-import { requireScope } from './auth.ts';
 
 const NOT_FOUND = 'No call with this id exists in your organization.';
+
+const callIdParam = (req: FastifyRequest): string | null => {
+  const { id } = req.params as { id: string };
+  return isUuid(id) ? id : null;
+};
 
 /**
  * GET /calls (listCalls) and GET /calls/{id} (getCall), scope read.calls. The scope is checked
  * before the query string (403 before 400), the query string before the call (400 before 404).
+ * GET /calls/{id} reads its call in the authentication round trip (one query per request).
  */
 export function callRoutes(deps: Deps, auth: preHandlerAsyncHookHandler): FastifyPluginAsync {
   const base = deps.config.publicBaseUrl;
+  const authWithCall = authenticate(deps, { piggyback: { ...callByIdPiggyback, param: callIdParam } });
   return async (app) => {
     app.get('/calls', { preHandler: auth, exposeHeadRoute: false }, async (req) => {
       const p = requireScope(req, 'read.calls');
@@ -30,13 +37,11 @@ export function callRoutes(deps: Deps, auth: preHandlerAsyncHookHandler): Fastif
       });
     });
 
-    app.get('/calls/:id', { preHandler: auth, exposeHeadRoute: false }, async (req) => {
-      const p = requireScope(req, 'read.calls');
+    app.get('/calls/:id', { preHandler: authWithCall, exposeHeadRoute: false }, async (req) => {
+      requireScope(req, 'read.calls');
       readQuery(req.url, {});
-      const { id } = req.params as { id: string };
-      // A malformed id cannot name an existing call: 404 like any unknown id, without a query.
-      if (!isUuid(id)) throw notFound(NOT_FOUND);
-      const row = await findCall(deps.db, p.organizationId, id);
+      // A malformed id cannot name an existing call: 404 like any unknown id (it was not looked up).
+      const row = req.piggyback as CallViewRow | null;
       if (!row) throw notFound(NOT_FOUND);
       return ok(deps.clock, toCallView(row, base));
     });

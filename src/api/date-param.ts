@@ -66,4 +66,5 @@ export const clampInstant = (d: Date): Date => new Date(Math.min(LAST, Math.max(
 
 /** The earliest instant a bound admits as dateFrom, and the last one it admits as dateTo. */
 export const boundStart = (b: DateBound): Date => (b.kind === 'date' ? b.start : b.at);
-export const boundEnd = (b: DateBound): Date => (b.kind === 'date' ? new Date(b.nextDay.getTime() - 1) : b.at);
+export const boundEnd = (b: DateBound): Date =>
+  b.kind === 'date' ? new Date(b.nextDay.getTime() - 1) : b.at;

@@ -86,7 +86,10 @@ export function maintenanceGate(deps: { db: Db; clock: Clock }): MaintenanceGate
   return {
     hook: async () => {
       if (!(await enabled())) {
-        throw new ApiError('MAINTENANCE', 'The public API is temporarily disabled for maintenance; retry later.');
+        throw new ApiError(
+          'MAINTENANCE',
+          'The public API is temporarily disabled for maintenance; retry later.',
+        );
       }
     },
     dispose: () => set.delete(invalidate),

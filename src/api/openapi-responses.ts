@@ -11,7 +11,11 @@ const header = (description: string, schema: JsonSchema, required: boolean): Jso
 });
 
 export const cacheControlHeader = (value = 'no-store'): JsonSchema =>
-  header(`Caching policy; \`${value}\` for every answer of this operation unless stated.`, { type: 'string' }, true);
+  header(
+    `Caching policy; \`${value}\` for every answer of this operation unless stated.`,
+    { type: 'string' },
+    true,
+  );
 
 export function rateLimitHeaders(required: boolean): Record<string, JsonSchema> {
   return {
@@ -33,12 +37,20 @@ export function rateLimitHeaders(required: boolean): Record<string, JsonSchema> 
   };
 }
 
-export const retryAfterHeader = header('Seconds until the window resets.', { type: 'integer', minimum: 1 }, true);
+export const retryAfterHeader = header(
+  'Seconds until the window resets.',
+  { type: 'integer', minimum: 1 },
+  true,
+);
 
 const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
 
 function errorResponse(description: string, headers: Record<string, JsonSchema>): JsonSchema {
-  return { description, headers: { 'Cache-Control': cacheControlHeader(), ...headers }, content: errorContent };
+  return {
+    description,
+    headers: { 'Cache-Control': cacheControlHeader(), ...headers },
+    content: errorContent,
+  };
 }
 
 /** Error responses by name, with the status each one answers. */
@@ -59,11 +71,17 @@ export const SHARED_ERRORS: Record<number, { name: string; response: JsonSchema 
   },
   402: {
     name: 'SubscriptionInactive',
-    response: errorResponse("SUBSCRIPTION_INACTIVE: the organization's subscription has lapsed.", rateLimitHeaders(true)),
+    response: errorResponse(
+      "SUBSCRIPTION_INACTIVE: the organization's subscription has lapsed.",
+      rateLimitHeaders(true),
+    ),
   },
   403: {
     name: 'Forbidden',
-    response: errorResponse('FORBIDDEN: the key lacks the scope this operation needs; the message names it.', rateLimitHeaders(true)),
+    response: errorResponse(
+      'FORBIDDEN: the key lacks the scope this operation needs; the message names it.',
+      rateLimitHeaders(true),
+    ),
   },
   404: {
     name: 'NotFound',

@@ -1,12 +1,7 @@
 import { z } from 'zod';
 import { recordingOperations, recordingSchemas } from '../recordings/openapi.ts';
 import { listCallsParams } from './calls-params.ts';
-import {
-  cacheControlHeader,
-  errorContent,
-  rateLimitHeaders,
-  SHARED_ERRORS,
-} from './openapi-responses.ts';
+import { cacheControlHeader, errorContent, rateLimitHeaders, SHARED_ERRORS } from './openapi-responses.ts';
 import type { JsonSchema, OperationSpec } from './openapi-types.ts';
 import { CallPageResponse, CallResponse, MeResponse, restSchemas } from './schemas.ts';
 
@@ -29,7 +24,9 @@ export const restOperations: OperationSpec[] = [
     tag: 'Identity',
     auth: { bearer: true, scope: null },
     query: {},
-    success: [{ status: 200, description: 'The key identity.', contentType: 'application/json', schema: MeResponse }],
+    success: [
+      { status: 200, description: 'The key identity.', contentType: 'application/json', schema: MeResponse },
+    ],
     errors: [400, 401, 402, 403, 429, 500, 503],
   },
   {
@@ -38,13 +35,20 @@ export const restOperations: OperationSpec[] = [
     operationId: 'listCalls',
     summary: 'List calls',
     description:
-      'Calls of the key\'s organization, newest first (created_at descending, then call_id descending for calls ' +
+      "Calls of the key's organization, newest first (created_at descending, then call_id descending for calls " +
       'recorded at the same instant), paginated. Calls in the trash or scheduled for deletion are listed; deleted ' +
       'calls are not. Unknown or repeated query parameters answer 400. Scope: read.calls.',
     tag: 'Calls',
     auth: { bearer: true, scope: 'read.calls' },
     query: listCallsParams,
-    success: [{ status: 200, description: 'One page of calls.', contentType: 'application/json', schema: CallPageResponse }],
+    success: [
+      {
+        status: 200,
+        description: 'One page of calls.',
+        contentType: 'application/json',
+        schema: CallPageResponse,
+      },
+    ],
     errors: [400, 401, 402, 403, 429, 500, 503],
   },
   {
@@ -53,13 +57,15 @@ export const restOperations: OperationSpec[] = [
     operationId: 'getCall',
     summary: 'Read one call',
     description:
-      'One call of the key\'s organization. A call of another organization, a deleted call and a malformed id all ' +
+      "One call of the key's organization. A call of another organization, a deleted call and a malformed id all " +
       'answer 404 (never 403). Calls in the trash or scheduled for deletion are still readable. Scope: read.calls.',
     tag: 'Calls',
     auth: { bearer: true, scope: 'read.calls' },
     pathParams: ID_PARAM,
     query: {},
-    success: [{ status: 200, description: 'The call.', contentType: 'application/json', schema: CallResponse }],
+    success: [
+      { status: 200, description: 'The call.', contentType: 'application/json', schema: CallResponse },
+    ],
     errors: [400, 401, 402, 403, 404, 429, 500, 503],
   },
 ];
@@ -68,7 +74,8 @@ const strip = (s: JsonSchema): JsonSchema => {
   const { $schema: _s, $id: _i, ...rest } = s;
   return rest;
 };
-const toJson = (schema: z.ZodType): JsonSchema => strip(z.toJSONSchema(schema, { io: 'input' }) as JsonSchema);
+const toJson = (schema: z.ZodType): JsonSchema =>
+  strip(z.toJSONSchema(schema, { io: 'input' }) as JsonSchema);
 
 export function buildOpenApiDocument(opts: {
   publicBaseUrl: string;
@@ -86,7 +93,9 @@ export function buildOpenApiDocument(opts: {
   const generated = z.toJSONSchema(registry, { uri: (id) => `#/components/schemas/${id}` }) as {
     schemas: Record<string, JsonSchema>;
   };
-  const componentSchemas = Object.fromEntries(Object.entries(generated.schemas).map(([k, v]) => [k, strip(v)]));
+  const componentSchemas = Object.fromEntries(
+    Object.entries(generated.schemas).map(([k, v]) => [k, strip(v)]),
+  );
   const refOf = (schema: z.ZodType | JsonSchema): JsonSchema => {
     if (!(schema instanceof z.ZodType)) return schema;
     const id = idOf.get(schema);
@@ -102,14 +111,19 @@ export function buildOpenApiDocument(opts: {
     for (const s of op.success) {
       responses[String(s.status)] = {
         description: s.description,
-        headers: { 'Cache-Control': cacheControlHeader(op.cacheControl), ...(rateLimited ? rateLimitHeaders(true) : {}), ...s.headers },
+        headers: {
+          'Cache-Control': cacheControlHeader(op.cacheControl),
+          ...(rateLimited ? rateLimitHeaders(true) : {}),
+          ...s.headers,
+        },
         content: { [s.contentType]: { schema: refOf(s.schema) } },
       };
     }
     for (const e of op.errors) {
       if (typeof e === 'number') {
         const shared = SHARED_ERRORS[e];
-        if (!shared) throw new Error(`No shared error response for status ${e}; describe it in the operation`);
+        if (!shared)
+          throw new Error(`No shared error response for status ${e}; describe it in the operation`);
         usedErrors.add(e);
         responses[String(e)] = { $ref: `#/components/responses/${shared.name}` };
       } else {

@@ -30,7 +30,9 @@ const quote = (s: string): string => JSON.stringify(s.length > 40 ? `${s.slice(0
 
 function acceptedList(params: QueryParams): string {
   const names = Object.keys(params);
-  return names.length === 0 ? 'This operation takes no query parameters.' : `Accepted parameters: ${names.join(', ')}.`;
+  return names.length === 0
+    ? 'This operation takes no query parameters.'
+    : `Accepted parameters: ${names.join(', ')}.`;
 }
 
 /** Reads and validates the query string of `url`; throws 400 BAD_REQUEST naming the parameter. */
@@ -57,7 +59,9 @@ export function readQuery<P extends QueryParams>(url: string, params: P): QueryV
     }
     const parsed = def.schema.safeParse(value);
     if (!parsed.success) {
-      throw badRequest(`Invalid value ${quote(given ?? '')} for query parameter "${name}": expected ${def.accepts}.`);
+      throw badRequest(
+        `Invalid value ${quote(given ?? '')} for query parameter "${name}": expected ${def.accepts}.`,
+      );
     }
     out[name] = parsed.data;
   }

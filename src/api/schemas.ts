@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { CRM_STATUSES, DIRECTIONS, ENVIRONMENTS, OUTBOUND_LIFECYCLES, REVIEW_STATUSES } from '../domain/values.ts';
+import {
+  CRM_STATUSES,
+  DIRECTIONS,
+  ENVIRONMENTS,
+  OUTBOUND_LIFECYCLES,
+  REVIEW_STATUSES,
+} from '../domain/values.ts';
 
 /**
  * Response bodies of the REST API as zod schemas (spec "Resources and their fields", "Errors").
@@ -41,7 +47,9 @@ export const Call = z
     customer_phone_national: z
       .string()
       .nullable()
-      .describe("Same number in its country's national format; null when the stored value is not a usable number."),
+      .describe(
+        "Same number in its country's national format; null when the stored value is not a usable number.",
+      ),
     company_phone_e164: z
       .string()
       .nullable()

@@ -17,7 +17,8 @@ export function helpText(commands: Command[] = COMMANDS): string {
   for (const c of commands) lines.push(`  ${usageOf(c)}`, `      ${c.summary}`);
   lines.push(
     '',
-    'Options taking a password accept "-" to read it from stdin.',
+    'Options taking a password accept "-" to read it from stdin. "callcap <command> --help" shows one',
+    'command\'s usage; "callcap --version" the version.',
     '',
     'Environment of the operator commands:',
     '  CALLCAP_ADMIN_URL  operator API origin (default http://ADMIN_HOST:ADMIN_PORT = http://127.0.0.1:3001)',

@@ -11,7 +11,11 @@ const typeParsers = {
 
 function wrapClient(c: pg.Pool | pg.PoolClient): Queryable {
   return {
-    async query<T>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<T>> {
+    async query<T>(
+      sql: string,
+      params?: readonly unknown[],
+      options?: QueryOptions,
+    ): Promise<QueryResult<T>> {
       try {
         const r = await c.query({
           name: options?.name,

@@ -80,7 +80,8 @@ export function followupEmailView(stored: unknown, analysisLanguage: string | nu
 }
 
 /** Permanent link to the call in the web app (opening it requires a login). */
-export const callAppUrl = (publicBaseUrl: string, callId: string): string => `${publicBaseUrl}/app/calls/${callId}`;
+export const callAppUrl = (publicBaseUrl: string, callId: string): string =>
+  `${publicBaseUrl}/app/calls/${callId}`;
 
 const iso = (v: Date | string): string => (v instanceof Date ? v : new Date(v)).toISOString();
 

@@ -28,7 +28,10 @@ const MAX_RAW_LENGTH = 64;
  * number of the right length for its country is kept even when its range is not (yet) in the
  * metadata, because it is still what the carrier reported and what a CRM would hold.
  */
-export function normalizePhone(raw: string | null | undefined, defaultCountry?: string | null): NormalizedPhone | null {
+export function normalizePhone(
+  raw: string | null | undefined,
+  defaultCountry?: string | null,
+): NormalizedPhone | null {
   if (raw == null) return null;
   const input = raw.trim();
   if (NO_NUMBER.has(input.toLowerCase()) || input.length > MAX_RAW_LENGTH) return null;
@@ -42,7 +45,11 @@ export function normalizePhone(raw: string | null | undefined, defaultCountry?: 
 
 /** The ASCII digits of s, last digit first. */
 export function reverseDigits(s: string): string {
-  return s.replace(/[^0-9]/g, '').split('').reverse().join('');
+  return s
+    .replace(/[^0-9]/g, '')
+    .split('')
+    .reverse()
+    .join('');
 }
 
 export const PHONE_FILTER_MIN_LENGTH = 3;
@@ -76,7 +83,8 @@ export function phoneFilterDigits(query: string): PhoneFilter {
       reason: `must be ${PHONE_FILTER_MIN_LENGTH} to ${PHONE_FILTER_MAX_LENGTH} characters long`,
     };
   }
-  if (!new RegExp(PHONE_FILTER_PATTERN).test(query)) return { ok: false, reason: `may contain only ${ACCEPTED}` };
+  if (!new RegExp(PHONE_FILTER_PATTERN).test(query))
+    return { ok: false, reason: `may contain only ${ACCEPTED}` };
   const international = query.includes('+');
   const digits = query.replace(/[^0-9]/g, '');
   if (digits.length < PHONE_FILTER_MIN_DIGITS) {

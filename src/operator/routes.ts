@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { recordingOperatorRoutes } from '../recordings/operator-routes.ts';
+import { webhookMetricsRoutes } from '../webhooks/metrics.ts';
 import { ingestionRoutes } from './ingestion.ts';
 import { operatorAuth } from './operator-auth.ts';
 import { provisioningRoutes } from './provisioning.ts';
@@ -12,6 +13,7 @@ export function operatorRoutes(deps: Deps): FastifyPluginAsync {
       await deps.db.query('SELECT 1');
       return { status: 'ok' };
     });
+    await app.register(webhookMetricsRoutes(deps));
     await app.register(
       async (admin) => {
         admin.addHook('onRequest', operatorAuth(deps));

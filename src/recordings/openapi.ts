@@ -26,8 +26,16 @@ const ID_PARAM = { id: { schema: z.guid(), description: 'The call_id.' } };
 
 /** Headers of every download answer that carries audio. */
 const FILE_HEADERS = {
-  'Content-Length': { description: 'Bytes in this answer.', required: true, schema: { type: 'integer', minimum: 0 } },
-  'Accept-Ranges': { description: 'Always `bytes`.', required: true, schema: { type: 'string', const: 'bytes' } },
+  'Content-Length': {
+    description: 'Bytes in this answer.',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'Accept-Ranges': {
+    description: 'Always `bytes`.',
+    required: true,
+    schema: { type: 'string', const: 'bytes' },
+  },
   'Content-Disposition': {
     description: 'Always `inline; filename="<call_id>.mp3"`.',
     required: true,
@@ -131,7 +139,8 @@ export const recordingOperations: OperationSpec[] = [
       { status: 410, description: 'RECORDING_DELETED or RECORDING_NOT_CAPTURED.', rateLimitHeaders: 'none' },
       {
         status: 416,
-        description: 'RANGE_NOT_SATISFIABLE: the range starts at or after the end of the file (or is bytes=-0).',
+        description:
+          'RANGE_NOT_SATISFIABLE: the range starts at or after the end of the file (or is bytes=-0).',
         rateLimitHeaders: 'none',
         headers: {
           'Content-Range': {

@@ -73,7 +73,8 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
 
   const inFlight = new Set<Promise<void>>();
   let running = false;
-  let claimLoop: Promise<void> | null = null;
+  let claiming = false;
+  let claimLoop: Promise<void> = Promise.resolve();
   let wakeAgain = false;
   let lastClaimFull = false;
   let timer: NodeJS.Timeout | undefined;
@@ -107,28 +108,32 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
     return rows.map(launch);
   }
 
+  async function claimUntilFull(): Promise<void> {
+    try {
+      do {
+        wakeAgain = false;
+        if (inFlight.size >= concurrency) {
+          wakeAgain = true; // claim when a slot frees
+          break;
+        }
+        await claim();
+      } while (running && (wakeAgain || (lastClaimFull && concurrency - inFlight.size >= refillAt)));
+    } catch (err) {
+      deps.log.error({ err: (err as Error).message }, 'webhook claim failed; retrying at the next poll');
+    } finally {
+      claiming = false;
+    }
+  }
+
   function kick(): void {
     if (!running) return;
-    if (claimLoop) {
+    if (claiming) {
       wakeAgain = true;
       return;
     }
-    claimLoop = (async () => {
-      try {
-        do {
-          wakeAgain = false;
-          if (inFlight.size >= concurrency) {
-            wakeAgain = true; // claim when a slot frees
-            break;
-          }
-          await claim();
-        } while (running && (wakeAgain || (lastClaimFull && concurrency - inFlight.size >= refillAt)));
-      } catch (err) {
-        deps.log.error({ err: (err as Error).message }, 'webhook claim failed; retrying at the next poll');
-      } finally {
-        claimLoop = null;
-      }
-    })();
+    // The flag is set before the loop starts: the loop may finish without ever awaiting.
+    claiming = true;
+    claimLoop = claimUntilFull();
   }
 
   async function runOnce(): Promise<number> {

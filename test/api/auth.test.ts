@@ -45,7 +45,10 @@ test('a request without an Authorization header answers 401 UNAUTHORIZED', async
 for (const header of ['Basic dXNlcjpwYXNz', 'Token KEY', 'KEY', 'Bearer', 'Bearer  ', 'Bearer a b']) {
   test(`Authorization: ${header.replace('KEY', '<key>')} is not a Bearer key: 401`, async () => {
     const res = await call(h, '/me', '/me', null, { headers: { authorization: header.replace('KEY', key) } });
-    await assert401(res, 'The Authorization header must use the Bearer scheme: Authorization: Bearer <API_KEY>.');
+    await assert401(
+      res,
+      'The Authorization header must use the Bearer scheme: Authorization: Bearer <API_KEY>.',
+    );
   });
 }
 
@@ -86,9 +89,10 @@ test('the Bearer scheme name is case-insensitive (RFC 7235)', async () => {
 test('the first request of a key in an hour records last_used_at', async () => {
   const fresh = await insertApiKey(h.db, { orgId, userId: ownerId });
   await call(h, '/me', '/me', fresh.key);
-  const { rows } = await h.db.query<{ last_used_at: Date }>('SELECT last_used_at FROM api_keys WHERE id = $1', [
-    fresh.keyId,
-  ]);
+  const { rows } = await h.db.query<{ last_used_at: Date }>(
+    'SELECT last_used_at FROM api_keys WHERE id = $1',
+    [fresh.keyId],
+  );
   assert.equal(rows[0].last_used_at.toISOString(), h.clock.now().toISOString());
 });
 
@@ -157,7 +161,12 @@ test('300 failed authentications a minute from one address are answered 401, the
   h.clock.set('2026-06-15T10:30:20.000Z');
   const ip = '203.0.113.7';
   for (let i = 0; i < 300; i++) {
-    const res = await h.app.inject({ method: 'GET', url: '/api/v1/me', remoteAddress: ip, headers: { authorization: 'Bearer wrong' } });
+    const res = await h.app.inject({
+      method: 'GET',
+      url: '/api/v1/me',
+      remoteAddress: ip,
+      headers: { authorization: 'Bearer wrong' },
+    });
     assert.equal(res.statusCode, 401, `failure ${i + 1}`);
   }
   for (const k of ['wrong', key]) {
@@ -200,14 +209,20 @@ test('a database failure during authentication answers 500 DATABASE_ERROR withou
     ...h.db,
     query: async <T>(sql: string, params?: readonly unknown[]) => {
       if (sql.includes('FROM api_keys')) {
-        throw new DatabaseError('relation "api_keys" does not exist at character 42: SELECT k.id FROM api_keys');
+        throw new DatabaseError(
+          'relation "api_keys" does not exist at character 42: SELECT k.id FROM api_keys',
+        );
       }
       return h.db.query<T>(sql, params);
     },
   };
   const app = await buildPublicApp({ ...h.deps, db: failing });
   try {
-    const res = await app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: `Bearer ${key}` } });
+    const res = await app.inject({
+      method: 'GET',
+      url: '/api/v1/me',
+      headers: { authorization: `Bearer ${key}` },
+    });
     assertMatchesOpenApi('GET', '/me', res);
     assert.equal(res.statusCode, 500);
     assert.deepEqual(res.json().error, {

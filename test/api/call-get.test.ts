@@ -41,7 +41,12 @@ test('GET /calls/{id} returns the call in the envelope', async () => {
   await insertAnalysis(h.db, {
     callId: id,
     orgId,
-    analysis: { caller_name: null, summary: 'Quote accepted.', service_needed: 'boiler', client_city: 'London' },
+    analysis: {
+      caller_name: null,
+      summary: 'Quote accepted.',
+      service_needed: 'boiler',
+      client_city: 'London',
+    },
   });
   const res = await get(id);
   assert.equal(res.statusCode, 200);
@@ -93,7 +98,14 @@ test('a call of another organization answers 404 NOT_FOUND, exactly like a call 
   assert.equal(res.body, missing.body);
 });
 
-for (const malformed of ['abc', '123', '6f1c1f0e-5a4b-4c3d-9e2f-1a2b3c4d5e6', '6f1c1f0e5a4b4c3d9e2f1a2b3c4d5e6f0', '%20', "1' OR '1'='1"]) {
+for (const malformed of [
+  'abc',
+  '123',
+  '6f1c1f0e-5a4b-4c3d-9e2f-1a2b3c4d5e6',
+  '6f1c1f0e5a4b4c3d9e2f1a2b3c4d5e6f0',
+  '%20',
+  "1' OR '1'='1",
+]) {
   test(`a malformed id (${JSON.stringify(malformed)}) answers 404 NOT_FOUND`, async () => {
     const res = await get(encodeURIComponent(malformed));
     assert.equal(res.statusCode, 404);
@@ -136,7 +148,9 @@ test('a database failure answers 500 DATABASE_ERROR with the generic message and
     ...h.db,
     query: async <T>(sql: string, params?: readonly unknown[]) => {
       if (sql.includes('FROM calls')) {
-        throw new DatabaseError('syntax error at or near "SELECT c.id, c.direction FROM calls c LEFT JOIN call_analyses"');
+        throw new DatabaseError(
+          'syntax error at or near "SELECT c.id, c.direction FROM calls c LEFT JOIN call_analyses"',
+        );
       }
       return h.db.query<T>(sql, params);
     },
@@ -148,15 +162,19 @@ test('a database failure answers 500 DATABASE_ERROR with the generic message and
     assert.equal(res.statusCode, 500);
     assert.deepEqual(res.json(), {
       success: false,
-      error: { code: 'DATABASE_ERROR', message: 'The service could not complete the request; retry with backoff.' },
+      error: {
+        code: 'DATABASE_ERROR',
+        message: 'The service could not complete the request; retry with backoff.',
+      },
       meta: { timestamp: '2026-06-15T10:00:00.000Z' },
     });
     assert.ok(!/SELECT|calls|syntax/i.test(JSON.stringify(res.json().error)));
-    // The request was counted before the failure, so the rate-limit headers are there.
-    assert.ok(res.headers['x-ratelimit-remaining']);
+    // The list query runs after authentication: that request was counted, so its 500 carries X-RateLimit-*.
     const list = await app.inject({ method: 'GET', url: '/api/v1/calls', headers: bearer(key) });
     assertMatchesOpenApi('GET', '/calls', list);
     assert.equal(list.statusCode, 500);
+    assert.deepEqual(list.json().error, res.json().error);
+    assert.ok(list.headers['x-ratelimit-remaining']);
   } finally {
     await app.close();
   }

@@ -13,7 +13,11 @@ before(async () => {
   const { orgId, ownerId } = await insertOrg(h.db, { accountRateLimit: 1_000_000_000 });
   ({ key } = await insertApiKey(h.db, { orgId, userId: ownerId, rateLimit: 1_000_000_000 }));
   for (let i = 0; i < 5; i++) {
-    await insertCall(h.db, { orgId, createdAt: new Date(Date.UTC(2026, 5, 10 + i)), direction: i % 2 ? 'outbound' : 'inbound' });
+    await insertCall(h.db, {
+      orgId,
+      createdAt: new Date(Date.UTC(2026, 5, 10 + i)),
+      direction: i % 2 ? 'outbound' : 'inbound',
+    });
   }
 });
 after(async () => {
@@ -24,16 +28,34 @@ const NAMES = ['page', 'limit', 'dateFrom', 'dateTo', 'direction', 'status', 'ph
 
 const name = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...NAMES) },
-  { weight: 1, arbitrary: fc.constantFrom('Page', 'api_key', '', 'page[]', 'sort', '__proto__', 'constructor') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('Page', 'api_key', '', 'page[]', 'sort', '__proto__', 'constructor'),
+  },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 12 }) },
 );
 
 const value = fc.oneof(
   fc.constantFrom('1', '20', '100', '0', '-1', '101', '', '1e3', '0x10', ' 1', '1.0', '007'),
-  fc.constantFrom('2026-06-15', '2026-02-29', '2026-06-15T10:00:00Z', '2026-06-15T10:00+02:00', '0001-01-01T00:00+23:59'),
+  fc.constantFrom(
+    '2026-06-15',
+    '2026-02-29',
+    '2026-06-15T10:00:00Z',
+    '2026-06-15T10:00+02:00',
+    '0001-01-01T00:00+23:59',
+  ),
   fc.constantFrom('9999-12-31T23:59:59.999-23:59', '2026-06-15T10:00:00 02:00', '2026-13-01', 'T', '24:00'),
   fc.constantFrom('inbound', 'outbound', 'new', 'to_call', 'contacted', 'qualified', 'NEW'),
-  fc.constantFrom('+1 (415) 555-2671', '020 7946 0958', '4155552671', '+', '((()))', '0000000', '%', '\u0000'),
+  fc.constantFrom(
+    '+1 (415) 555-2671',
+    '020 7946 0958',
+    '4155552671',
+    '+',
+    '((()))',
+    '0000000',
+    '%',
+    '\u0000',
+  ),
   fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }).map(String),
   fc.integer().map(String),
   fc.double().map(String),
@@ -82,7 +104,11 @@ test('valid combinations of all filters always answer 200', async () => {
     {
       page: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }).map(String),
       limit: fc.integer({ min: 1, max: 100 }).map(String),
-      dateFrom: fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z'), noInvalidDate: true }),
+      dateFrom: fc.date({
+        min: new Date('0001-01-01T00:00:00Z'),
+        max: new Date('9999-12-31T00:00:00Z'),
+        noInvalidDate: true,
+      }),
       direction: fc.constantFrom('inbound', 'outbound'),
       status: fc.constantFrom('new', 'to_call', 'contacted', 'qualified'),
       phone: fc.stringMatching(/^\+?[0-9]{3,15}$/),

@@ -15,7 +15,12 @@ after(async () => {
 /** A fresh organization with a read.calls key, and calls created from the given rows. */
 async function orgWithCalls(rows: Omit<CallRow, 'orgId'>[] = []) {
   const { orgId, ownerId } = await insertOrg(h.db);
-  const { key } = await insertApiKey(h.db, { orgId, userId: ownerId, scopes: ['read.calls'], rateLimit: 100_000 });
+  const { key } = await insertApiKey(h.db, {
+    orgId,
+    userId: ownerId,
+    scopes: ['read.calls'],
+    rateLimit: 100_000,
+  });
   const ids: string[] = [];
   for (const r of rows) ids.push(await insertCall(h.db, { ...r, orgId }));
   return { orgId, key, ids };
@@ -125,7 +130,12 @@ test('a call without analysis has transcript_processed null and nullable fields 
 
 test('transcript_processed has exactly four keys: missing and non-string analysis values are null, a draft without language falls back to the analysis language', async () => {
   const { orgId, key, ids } = await orgWithCalls([{ createdAt: at('2026-06-02T00:00:00Z') }, {}]);
-  await insertAnalysis(h.db, { callId: ids[0], orgId, analysis: { summary: 42, caller_name: null }, followupEmail: null });
+  await insertAnalysis(h.db, {
+    callId: ids[0],
+    orgId,
+    analysis: { summary: 42, caller_name: null },
+    followupEmail: null,
+  });
   await insertAnalysis(h.db, {
     callId: ids[1],
     orgId,
@@ -138,7 +148,12 @@ test('transcript_processed has exactly four keys: missing and non-string analysi
     body.data.items.map((c: any) => c.transcript_processed),
     [
       { caller_name: null, summary: null, service_needed: null, followup_email: null },
-      { caller_name: null, summary: null, service_needed: null, followup_email: { subject: 'S', body: 'B', language: 'de' } },
+      {
+        caller_name: null,
+        summary: null,
+        service_needed: null,
+        followup_email: { subject: 'S', body: 'B', language: 'de' },
+      },
     ],
   );
 });
@@ -164,7 +179,10 @@ test('pagination: has_more is exact, also when the last page is full', async () 
   const rows = Array.from({ length: 4 }, (_, i) => ({ createdAt: at(`2026-06-0${i + 1}T00:00:00Z`) }));
   const { key, ids } = await orgWithCalls(rows);
   const p1 = (await list(key, '?limit=2')).body;
-  assert.deepEqual([idsOf(p1), p1.data.has_more, p1.data.page, p1.data.limit], [[ids[3], ids[2]], true, 1, 2]);
+  assert.deepEqual(
+    [idsOf(p1), p1.data.has_more, p1.data.page, p1.data.limit],
+    [[ids[3], ids[2]], true, 1, 2],
+  );
   const p2 = (await list(key, '?limit=2&page=2')).body;
   assert.deepEqual([idsOf(p2), p2.data.has_more, p2.data.page], [[ids[1], ids[0]], false, 2]);
   const p3 = (await list(key, '?limit=2&page=3')).body;
@@ -212,7 +230,9 @@ test('direction and status filter on direction and crm_status, together with the
   assert.deepEqual(idsOf((await list(key, '?direction=outbound')).body), [ids[3], ids[1]]);
   assert.deepEqual(idsOf((await list(key, '?status=qualified')).body), [ids[3], ids[2]]);
   assert.deepEqual(idsOf((await list(key, '?status=to_call')).body), []);
-  assert.deepEqual(idsOf((await list(key, '?status=new&direction=outbound&dateFrom=2026-06-02')).body), [ids[1]]);
+  assert.deepEqual(idsOf((await list(key, '?status=new&direction=outbound&dateFrom=2026-06-02')).body), [
+    ids[1],
+  ]);
 });
 
 test('a date-only dateTo includes that whole UTC day and a date-only dateFrom starts at 00:00Z', async () => {
@@ -233,18 +253,20 @@ test('date-time bounds are inclusive and honour Z and numeric offsets', async ()
     { createdAt: at('2026-06-10T09:00:00.000Z') },
     { createdAt: at('2026-06-10T10:00:00.000Z') },
   ]);
-  assert.deepEqual(idsOf((await list(key, '?dateFrom=2026-06-10T09:00:00Z&dateTo=2026-06-10T10:00:00Z')).body), [
-    ids[2],
-    ids[1],
-  ]);
-  assert.deepEqual(idsOf((await list(key, '?dateFrom=2026-06-10T11:00%2B02:00&dateTo=2026-06-10T11:30%2B02:00')).body), [
-    ids[1],
-  ]);
+  assert.deepEqual(
+    idsOf((await list(key, '?dateFrom=2026-06-10T09:00:00Z&dateTo=2026-06-10T10:00:00Z')).body),
+    [ids[2], ids[1]],
+  );
+  assert.deepEqual(
+    idsOf((await list(key, '?dateFrom=2026-06-10T11:00%2B02:00&dateTo=2026-06-10T11:30%2B02:00')).body),
+    [ids[1]],
+  );
   assert.deepEqual(idsOf((await list(key, '?dateTo=2026-06-10T03:00:00.000-05:00')).body), [ids[0]]);
   // An unencoded + arrives as a space: read as the offset sign.
-  assert.deepEqual(idsOf((await list(key, '?dateFrom=2026-06-10T11:00:00+02:00&dateTo=2026-06-10T11:00:00+02:00')).body), [
-    ids[1],
-  ]);
+  assert.deepEqual(
+    idsOf((await list(key, '?dateFrom=2026-06-10T11:00:00+02:00&dateTo=2026-06-10T11:00:00+02:00')).body),
+    [ids[1]],
+  );
   assert.deepEqual(idsOf((await list(key, '?dateFrom=2026-06-10T09:00:00.000001Z')).body), [ids[2], ids[1]]);
 });
 
@@ -252,35 +274,68 @@ test('the phone filter matches trailing digits whatever the formatting, plus nat
   const other = await orgWithCalls([{ customerE164: '+14155552671' }]);
   const { key, ids } = await orgWithCalls([
     { customerE164: '+14155552671', createdAt: at('2026-06-01T00:00:00Z') },
-    { customerE164: '+442079460958', customerNational: '020 7946 0958', createdAt: at('2026-06-02T00:00:00Z') },
-    { customerE164: '+390612345678', customerNational: '06 1234 5678', createdAt: at('2026-06-03T00:00:00Z') },
+    {
+      customerE164: '+442079460958',
+      customerNational: '020 7946 0958',
+      createdAt: at('2026-06-02T00:00:00Z'),
+    },
+    {
+      customerE164: '+390612345678',
+      customerNational: '06 1234 5678',
+      createdAt: at('2026-06-03T00:00:00Z'),
+    },
     { customerE164: null, callerPhone: 'anonymous', createdAt: at('2026-06-04T00:00:00Z') },
   ]);
   const q = async (phone: string) => idsOf((await list(key, `?phone=${encodeURIComponent(phone)}`)).body);
-  for (const p of ['+14155552671', '+1 (415) 555-2671', '1.415.555.2671', '4155552671', '555-2671', '2671', '14155552671']) {
+  for (const p of [
+    '+14155552671',
+    '+1 (415) 555-2671',
+    '1.415.555.2671',
+    '4155552671',
+    '555-2671',
+    '2671',
+    '14155552671',
+  ]) {
     assert.deepEqual(await q(p), [ids[0]], p);
   }
   assert.deepEqual(idsOf((await list(key, '?phone=+14155552671')).body), [ids[0]], 'unencoded +');
   for (const p of ['020 7946 0958', '+44 20 7946 0958', '0044 20 7946 0958', '7946 0958']) {
     assert.deepEqual(await q(p), [ids[1]], p);
   }
-  for (const p of ['06 1234 5678', '+39 06 1234 5678', '612345678']) assert.deepEqual(await q(p), [ids[2]], p);
+  for (const p of ['06 1234 5678', '+39 06 1234 5678', '612345678'])
+    assert.deepEqual(await q(p), [ids[2]], p);
   assert.deepEqual(await q('999'), []);
   assert.deepEqual(await q('+1 415 555 2672'), []);
   assert.ok(!(await q('4155552671')).includes(other.ids[0]));
 });
 
 const bad: [string, string, string][] = [
-  ['page=0', 'page', 'Invalid value "0" for query parameter "page": expected an integer of at least 1 (default 1).'],
-  ['page=-1', 'page', 'Invalid value "-1" for query parameter "page": expected an integer of at least 1 (default 1).'],
+  [
+    'page=0',
+    'page',
+    'Invalid value "0" for query parameter "page": expected an integer of at least 1 (default 1).',
+  ],
+  [
+    'page=-1',
+    'page',
+    'Invalid value "-1" for query parameter "page": expected an integer of at least 1 (default 1).',
+  ],
   ['page=abc', 'page', ''],
   ['page=1.5', 'page', ''],
   ['page=1e3', 'page', ''],
   ['page=+2', 'page', ''],
-  ['page=', 'page', 'Invalid value "" for query parameter "page": expected an integer of at least 1 (default 1).'],
+  [
+    'page=',
+    'page',
+    'Invalid value "" for query parameter "page": expected an integer of at least 1 (default 1).',
+  ],
   ['page=9007199254740992', 'page', ''],
   ['page=99999999999999999999999999', 'page', ''],
-  ['limit=0', 'limit', 'Invalid value "0" for query parameter "limit": expected an integer from 1 to 100 (default 20).'],
+  [
+    'limit=0',
+    'limit',
+    'Invalid value "0" for query parameter "limit": expected an integer from 1 to 100 (default 20).',
+  ],
   ['limit=101', 'limit', ''],
   ['limit=ten', 'limit', ''],
   ['limit', 'limit', ''],
@@ -295,9 +350,17 @@ const bad: [string, string, string][] = [
   ['dateTo=2026-06-15T24:00:00Z', 'dateTo', ''],
   ['dateTo=2026-06-15T10:00:00%2B25:00', 'dateTo', ''],
   ['dateTo=1718445600', 'dateTo', ''],
-  ['direction=sideways', 'direction', 'Invalid value "sideways" for query parameter "direction": expected inbound or outbound.'],
+  [
+    'direction=sideways',
+    'direction',
+    'Invalid value "sideways" for query parameter "direction": expected inbound or outbound.',
+  ],
   ['direction=Inbound', 'direction', ''],
-  ['status=won', 'status', 'Invalid value "won" for query parameter "status": expected one of new, to_call, contacted, qualified.'],
+  [
+    'status=won',
+    'status',
+    'Invalid value "won" for query parameter "status": expected one of new, to_call, contacted, qualified.',
+  ],
   ['status=NEW', 'status', ''],
   [
     'phone=12',
@@ -316,7 +379,11 @@ const bad: [string, string, string][] = [
     'Unknown query parameter "sort". Accepted parameters: page, limit, dateFrom, dateTo, direction, status, phone.',
   ],
   ['Page=1', 'Page', ''],
-  ['=1', '', 'Unknown query parameter "". Accepted parameters: page, limit, dateFrom, dateTo, direction, status, phone.'],
+  [
+    '=1',
+    '',
+    'Unknown query parameter "". Accepted parameters: page, limit, dateFrom, dateTo, direction, status, phone.',
+  ],
   ['page=1&page=2', 'page', 'Query parameter "page" is given more than once; give it at most once.'],
   ['status=new&status=new', 'status', ''],
   ['phone=123&phone=', 'phone', ''],
@@ -339,7 +406,11 @@ test('dateFrom after dateTo answers 400 naming both parameters', async () => {
   const { key } = await orgWithCalls();
   for (const [q, from, to] of [
     ['dateFrom=2026-06-12&dateTo=2026-06-11', '2026-06-12T00:00:00.000Z', '2026-06-11T23:59:59.999Z'],
-    ['dateFrom=2026-06-11T10:00:00.001Z&dateTo=2026-06-11T10:00:00Z', '2026-06-11T10:00:00.001Z', '2026-06-11T10:00:00.000Z'],
+    [
+      'dateFrom=2026-06-11T10:00:00.001Z&dateTo=2026-06-11T10:00:00Z',
+      '2026-06-11T10:00:00.001Z',
+      '2026-06-11T10:00:00.000Z',
+    ],
   ]) {
     const { res } = await list(key, `?${q}`);
     assert.equal(res.statusCode, 400);
@@ -352,7 +423,10 @@ test('dateFrom after dateTo answers 400 naming both parameters', async () => {
 
 test('equal dateFrom and dateTo are allowed', async () => {
   const { key, ids } = await orgWithCalls([{ createdAt: at('2026-06-11T10:00:00Z') }]);
-  assert.deepEqual(idsOf((await list(key, '?dateFrom=2026-06-11T10:00:00Z&dateTo=2026-06-11T10:00:00Z')).body), ids);
+  assert.deepEqual(
+    idsOf((await list(key, '?dateFrom=2026-06-11T10:00:00Z&dateTo=2026-06-11T10:00:00Z')).body),
+    ids,
+  );
 });
 
 test('GET /calls/ with a trailing slash is the same operation', async () => {

@@ -36,8 +36,11 @@ test('without a stored setting the public API is enabled', async () => {
 
 test('while public_api_enabled is false every /api/v1 request answers 503 MAINTENANCE, whatever path, method or key', async () => {
   await setPublicApiEnabled(h.db, false, h.clock.now());
-  const before = (await h.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [`key:${keyId}`]))
-    .rows[0]?.count;
+  const before = (
+    await h.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [
+      `key:${keyId}`,
+    ])
+  ).rows[0]?.count;
   const requests: [string, string, Record<string, string>][] = [
     ['GET', '/api/v1/me', bearer(key)],
     ['GET', '/api/v1/calls', bearer(key)],
@@ -60,9 +63,16 @@ test('while public_api_enabled is false every /api/v1 request answers 503 MAINTE
     assert.deepEqual(body.error, MAINTENANCE);
     assert.equal(res.headers['x-ratelimit-limit'], undefined);
   }
-  assertMatchesOpenApi('GET', '/calls', await h.app.inject({ method: 'GET', url: '/api/v1/calls', headers: bearer(key) }));
-  const after = (await h.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [`key:${keyId}`]))
-    .rows[0]?.count;
+  assertMatchesOpenApi(
+    'GET',
+    '/calls',
+    await h.app.inject({ method: 'GET', url: '/api/v1/calls', headers: bearer(key) }),
+  );
+  const after = (
+    await h.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [
+      `key:${keyId}`,
+    ])
+  ).rows[0]?.count;
   assert.equal(after, before, 'requests refused for maintenance are not counted');
 });
 

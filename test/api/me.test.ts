@@ -35,7 +35,11 @@ test('GET /me returns the identity of the calling key in the envelope', async ()
 test('GET /me needs no scope: a key without scopes and a key with reserved scopes only both get 200', async () => {
   const { orgId, ownerId } = await insertOrg(h.db);
   const none = await insertApiKey(h.db, { orgId, userId: ownerId, scopes: [] });
-  const reserved = await insertApiKey(h.db, { orgId, userId: ownerId, scopes: ['write.calls', 'manage.api_keys'] });
+  const reserved = await insertApiKey(h.db, {
+    orgId,
+    userId: ownerId,
+    scopes: ['write.calls', 'manage.api_keys'],
+  });
   const a = await call(h, '/me', '/me', none.key);
   const b = await call(h, '/me', '/me', reserved.key);
   assert.equal(a.statusCode, 200);

@@ -27,7 +27,9 @@ test('GET /api/v1/openapi.json is served without authentication and equals the g
 test('the document is OpenAPI 3.1, revision 0.12.0, with the deployment as server and Bearer security', () => {
   assert.equal(doc.openapi, '3.1.0');
   assert.equal(doc.info.version, '0.12.0');
-  assert.deepEqual(doc.servers, [{ url: 'https://calls.example.test/api/v1', description: 'This deployment' }]);
+  assert.deepEqual(doc.servers, [
+    { url: 'https://calls.example.test/api/v1', description: 'This deployment' },
+  ]);
   assert.equal(doc.components.securitySchemes.apiKey.type, 'http');
   assert.equal(doc.components.securitySchemes.apiKey.scheme, 'bearer');
 });
@@ -49,13 +51,24 @@ test('every key-authenticated operation documents 401, 402, 403, 429, 500 and 50
   for (const [path, item] of Object.entries<any>(doc.paths)) {
     const op = item.get;
     if (op.security.length === 0) continue;
-    for (const s of ['200', '401', '402', '403', '429', '500', '503']) assert.ok(op.responses[s], `${path} ${s}`);
+    for (const s of ['200', '401', '402', '403', '429', '500', '503'])
+      assert.ok(op.responses[s], `${path} ${s}`);
     const ok = op.responses['200'].headers;
     for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Cache-Control']) {
       assert.equal(ok[name].required, true, `${path} ${name}`);
     }
   }
-  assert.deepEqual(Object.keys(doc.paths['/calls/{id}'].get.responses), ['200', '400', '401', '402', '403', '404', '429', '500', '503']);
+  assert.deepEqual(Object.keys(doc.paths['/calls/{id}'].get.responses), [
+    '200',
+    '400',
+    '401',
+    '402',
+    '403',
+    '404',
+    '429',
+    '500',
+    '503',
+  ]);
   assert.deepEqual(Object.keys(doc.paths['/calls/{id}/recording-url'].get.responses), [
     '200',
     '401',
@@ -76,8 +89,21 @@ test('every key-authenticated operation documents 401, 402, 403, 429, 500 and 50
 
 test('the listCalls parameters are generated from the zod schemas that validate them', () => {
   const params = Object.fromEntries(doc.paths['/calls'].get.parameters.map((p: any) => [p.name, p]));
-  assert.deepEqual(Object.keys(params), ['page', 'limit', 'dateFrom', 'dateTo', 'direction', 'status', 'phone']);
-  assert.deepEqual(params.page.schema, { default: 1, type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+  assert.deepEqual(Object.keys(params), [
+    'page',
+    'limit',
+    'dateFrom',
+    'dateTo',
+    'direction',
+    'status',
+    'phone',
+  ]);
+  assert.deepEqual(params.page.schema, {
+    default: 1,
+    type: 'integer',
+    minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
+  });
   assert.deepEqual(params.limit.schema, { default: 20, type: 'integer', minimum: 1, maximum: 100 });
   assert.deepEqual(params.direction.schema, { type: 'string', enum: [...DIRECTIONS] });
   assert.deepEqual(params.status.schema, { type: 'string', enum: [...CRM_STATUSES] });
@@ -109,7 +135,12 @@ test('the Call schema requires all fourteen fields and transcript_processed has 
     'created_at',
   ]);
   const tp = doc.components.schemas.TranscriptProcessed;
-  assert.deepEqual(Object.keys(tp.properties), ['caller_name', 'summary', 'service_needed', 'followup_email']);
+  assert.deepEqual(Object.keys(tp.properties), [
+    'caller_name',
+    'summary',
+    'service_needed',
+    'followup_email',
+  ]);
   assert.equal(tp.additionalProperties, false);
 });
 
@@ -121,7 +152,8 @@ test('assertMatchesOpenApi fails on a body, status or header the document does n
     'x-ratelimit-remaining': '5',
     'x-ratelimit-reset': '2026-06-15T11:00:00.000Z',
   };
-  const body = (data: unknown) => JSON.stringify({ success: true, data, meta: { timestamp: '2026-06-15T10:00:00.000Z' } });
+  const body = (data: unknown) =>
+    JSON.stringify({ success: true, data, meta: { timestamp: '2026-06-15T10:00:00.000Z' } });
   const me = {
     api_key_id: '6f1c1f0e-5a4b-4c3d-9e2f-1a2b3c4d5e6f',
     user_id: '6f1c1f0e-5a4b-4c3d-9e2f-1a2b3c4d5e6f',
@@ -129,14 +161,30 @@ test('assertMatchesOpenApi fails on a body, status or header the document does n
     scopes: [],
   };
   assertMatchesOpenApi('GET', '/me', { statusCode: 200, headers, body: body(me) });
-  assert.throws(() => assertMatchesOpenApi('GET', '/me', { statusCode: 200, headers, body: body({ ...me, scopes: undefined }) }));
-  assert.throws(() => assertMatchesOpenApi('GET', '/me', { statusCode: 200, headers, body: body({ ...me, extra: 1 }) }));
-  assert.throws(() => assertMatchesOpenApi('GET', '/me', { statusCode: 418, headers, body: body(me) }));
   assert.throws(() =>
-    assertMatchesOpenApi('GET', '/me', { statusCode: 200, headers: { ...headers, 'x-ratelimit-limit': undefined }, body: body(me) }),
+    assertMatchesOpenApi('GET', '/me', {
+      statusCode: 200,
+      headers,
+      body: body({ ...me, scopes: undefined }),
+    }),
   );
   assert.throws(() =>
-    assertMatchesOpenApi('GET', '/me', { statusCode: 200, headers: { ...headers, 'x-ratelimit-reset': 'soon' }, body: body(me) }),
+    assertMatchesOpenApi('GET', '/me', { statusCode: 200, headers, body: body({ ...me, extra: 1 }) }),
+  );
+  assert.throws(() => assertMatchesOpenApi('GET', '/me', { statusCode: 418, headers, body: body(me) }));
+  assert.throws(() =>
+    assertMatchesOpenApi('GET', '/me', {
+      statusCode: 200,
+      headers: { ...headers, 'x-ratelimit-limit': undefined },
+      body: body(me),
+    }),
+  );
+  assert.throws(() =>
+    assertMatchesOpenApi('GET', '/me', {
+      statusCode: 200,
+      headers: { ...headers, 'x-ratelimit-reset': 'soon' },
+      body: body(me),
+    }),
   );
   assert.throws(() => assertMatchesOpenApi('POST', '/me', { statusCode: 200, headers, body: body(me) }));
 });

@@ -23,8 +23,8 @@ async function freshKey(o: { rateLimit?: number; accountRateLimit?: number } = {
 }
 
 const count = async (bucket: string) =>
-  (await h.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [bucket])).rows[0]
-    ?.count;
+  (await h.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [bucket]))
+    .rows[0]?.count;
 
 test('the 1000th request of a key in an hour succeeds and the 1001st answers 429 with Retry-After and X-RateLimit-*', async () => {
   h.clock.set('2026-06-15T12:20:00.000Z');
@@ -98,8 +98,14 @@ test('every request counts whatever its status: 400, 403, 404 and 429 answers al
   const statuses = [
     (await call(h, '/calls', '/calls?page=0', key)).statusCode,
     (await call(h, '/calls/{id}', '/calls/00000000-0000-4000-8000-000000000000', key)).statusCode,
-    (await call(h, '/calls/{id}/recording-url', '/calls/00000000-0000-4000-8000-000000000000/recording-url', key))
-      .statusCode,
+    (
+      await call(
+        h,
+        '/calls/{id}/recording-url',
+        '/calls/00000000-0000-4000-8000-000000000000/recording-url',
+        key,
+      )
+    ).statusCode,
     (await call(h, '/me', '/me', key)).statusCode,
     (await call(h, '/me', '/me', key)).statusCode,
     (await call(h, '/me', '/me', key)).statusCode,
@@ -177,9 +183,10 @@ test('failed authentications are not counted against any key or account and carr
   const res = await call(h, '/me', '/me', 'cc_live_unknown');
   assert.equal(res.statusCode, 401);
   assert.equal(res.headers['x-ratelimit-remaining'], undefined);
-  const { rows } = await h.db.query(`SELECT 1 FROM rate_limit_windows WHERE window_start = $1 AND bucket NOT LIKE 'authfail:%'`, [
-    new Date('2026-06-15T21:00:00.000Z'),
-  ]);
+  const { rows } = await h.db.query(
+    `SELECT 1 FROM rate_limit_windows WHERE window_start = $1 AND bucket NOT LIKE 'authfail:%'`,
+    [new Date('2026-06-15T21:00:00.000Z')],
+  );
   assert.equal(rows.length, 0);
 });
 
@@ -204,7 +211,9 @@ test('concurrent requests are each counted exactly once', async () => {
   h.clock.set('2026-06-15T23:00:00.000Z');
   const { key, keyId } = await freshKey({ rateLimit: 20 });
   const all = await Promise.all(
-    Array.from({ length: 25 }, () => h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(key) })),
+    Array.from({ length: 25 }, () =>
+      h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(key) }),
+    ),
   );
   const codes = all.map((r) => r.statusCode).sort();
   assert.deepEqual(codes, [...Array(20).fill(200), ...Array(5).fill(429)]);
@@ -221,7 +230,10 @@ test('deleteExpiredRateLimitWindows removes windows older than the previous UTC 
     ['authfail:5.6.7.8', '2026-06-16T09:12:00Z'],
   ];
   for (const [bucket, at] of rows) {
-    await h.db.query('INSERT INTO rate_limit_windows (bucket, window_start, count) VALUES ($1, $2, 1)', [bucket, new Date(at)]);
+    await h.db.query('INSERT INTO rate_limit_windows (bucket, window_start, count) VALUES ($1, $2, 1)', [
+      bucket,
+      new Date(at),
+    ]);
   }
   assert.equal(await deleteExpiredRateLimitWindows(h.db, new Date('2026-06-16T09:30:00Z')), 2);
   const left = await h.db.query<{ bucket: string }>('SELECT bucket FROM rate_limit_windows ORDER BY bucket');

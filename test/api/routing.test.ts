@@ -20,10 +20,20 @@ after(async () => {
 });
 
 const keyCount = async () =>
-  (await h.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [`key:${keyId}`]))
-    .rows[0]?.count ?? 0;
+  (
+    await h.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [
+      `key:${keyId}`,
+    ])
+  ).rows[0]?.count ?? 0;
 
-for (const path of ['/api/v1/contacts', '/api/v1/calls/x/y', '/api/v1', '/api/v1/', '/api/v1/webhooks?x=1', '/api/v1/ME']) {
+for (const path of [
+  '/api/v1/contacts',
+  '/api/v1/calls/x/y',
+  '/api/v1',
+  '/api/v1/',
+  '/api/v1/webhooks?x=1',
+  '/api/v1/ME',
+]) {
   test(`an unknown route (${path}) answers 404 NOT_FOUND in the error shape, before authentication`, async () => {
     const before = await keyCount();
     for (const headers of [{}, bearer(key)]) {
@@ -40,7 +50,12 @@ for (const path of ['/api/v1/contacts', '/api/v1/calls/x/y', '/api/v1', '/api/v1
 }
 
 test('POST /api/v1/contacts (a planned endpoint) is an unknown route: 404', async () => {
-  const res = await h.app.inject({ method: 'POST', url: '/api/v1/contacts', headers: bearer(key), payload: {} });
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/api/v1/contacts',
+    headers: bearer(key),
+    payload: {},
+  });
   assertErrorShape(res, 404, 'NOT_FOUND');
 });
 

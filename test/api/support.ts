@@ -42,7 +42,13 @@ export const rateHeaders = (res: Res) => ({
 
 export async function insertAnalysis(
   db: Queryable,
-  a: { callId: string; orgId: string; analysis: Record<string, unknown>; followupEmail?: unknown; language?: string | null },
+  a: {
+    callId: string;
+    orgId: string;
+    analysis: Record<string, unknown>;
+    followupEmail?: unknown;
+    language?: string | null;
+  },
 ): Promise<void> {
   await db.query(
     `INSERT INTO call_analyses (call_id, organization_id, transcript_original, language, analysis, followup_email, created_at, updated_at)

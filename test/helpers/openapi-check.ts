@@ -17,12 +17,14 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
 ajv.addSchema({ ...doc, $id: DOC_ID });
 
-const pointer = (...parts: string[]) => parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
+const pointer = (...parts: string[]) =>
+  parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
 
 function deref(obj: Json): Json {
   if (typeof obj.$ref !== 'string') return obj;
   let cur: Json = doc;
-  for (const p of obj.$ref.replace(/^#\//, '').split('/')) cur = cur[p.replaceAll('~1', '/').replaceAll('~0', '~')];
+  for (const p of obj.$ref.replace(/^#\//, '').split('/'))
+    cur = cur[p.replaceAll('~1', '/').replaceAll('~0', '~')];
   return cur;
 }
 
@@ -42,7 +44,9 @@ export function assertMatchesOpenApi(method: string, pathTemplate: string, res: 
   const raw = op.responses[String(res.statusCode)];
   assert.ok(raw, `${where}: status not documented (documented: ${Object.keys(op.responses).join(', ')})`);
   const response = deref(raw);
-  const name = raw.$ref ? raw.$ref.replace('#/', '') : pointer('paths', pathTemplate, method.toLowerCase(), 'responses', String(res.statusCode));
+  const name = raw.$ref
+    ? raw.$ref.replace('#/', '')
+    : pointer('paths', pathTemplate, method.toLowerCase(), 'responses', String(res.statusCode));
 
   for (const [header, spec] of Object.entries<Json>(response.headers ?? {})) {
     const value = res.headers[header.toLowerCase()];
@@ -53,19 +57,30 @@ export function assertMatchesOpenApi(method: string, pathTemplate: string, res: 
     const text = String(value);
     const typed = spec.schema?.type === 'integer' && /^-?\d+$/.test(text) ? Number(text) : text;
     const validate = ajv.compile({ ...spec.schema });
-    assert.ok(validate(typed), `${where}: header ${header}=${text} does not match ${JSON.stringify(spec.schema)}`);
+    assert.ok(
+      validate(typed),
+      `${where}: header ${header}=${text} does not match ${JSON.stringify(spec.schema)}`,
+    );
   }
 
   const content = response.content ?? {};
-  const type = String(res.headers['content-type'] ?? '').split(';')[0].trim();
+  const type = String(res.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim();
   if (content['application/json']) {
     assert.equal(type, 'application/json', `${where}: content-type`);
     const validate = ajv.getSchema(`${DOC_ID}#/${name}/content/application~1json/schema`);
     assert.ok(validate, `${where}: no schema`);
     const body = JSON.parse(res.body);
-    assert.ok(validate(body), `${where}: body does not match the document: ${ajv.errorsText(validate.errors)}\n${res.body.slice(0, 2000)}`);
+    assert.ok(
+      validate(body),
+      `${where}: body does not match the document: ${ajv.errorsText(validate.errors)}\n${res.body.slice(0, 2000)}`,
+    );
   } else {
-    assert.ok(content[type], `${where}: content-type ${type} not documented (documented: ${Object.keys(content).join(', ')})`);
+    assert.ok(
+      content[type],
+      `${where}: content-type ${type} not documented (documented: ${Object.keys(content).join(', ')})`,
+    );
   }
 }
 

@@ -32,7 +32,11 @@ after(() => h.close());
 
 /** Every answer is also checked against the OpenAPI document. */
 async function recordingUrl(callId: string, k = key) {
-  const res = await h.app.inject({ method: 'GET', url: `/api/v1/calls/${callId}/recording-url`, headers: bearer(k) });
+  const res = await h.app.inject({
+    method: 'GET',
+    url: `/api/v1/calls/${callId}/recording-url`,
+    headers: bearer(k),
+  });
   assertMatchesOpenApi('GET', '/calls/{id}/recording-url', res);
   return res;
 }

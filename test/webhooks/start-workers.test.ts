@@ -1,0 +1,28 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startWorkers } from '../../src/worker.ts';
+import { engine } from '../helpers/db.ts';
+import { createEnv, type Env, emit, insertSubscription, newOrg, type Receiver, startReceiver } from './engine-helpers.ts';
+
+let env: Env;
+let rx: Receiver;
+before(async () => {
+  env = await createEnv();
+  rx = await startReceiver();
+});
+after(async () => {
+  await rx.close();
+  await env.close();
+});
+
+test(`on ${engine}, startWorkers delivers events as they are emitted and stops cleanly`, async () => {
+  const { orgId } = await newOrg(env.db);
+  await insertSubscription(env.deps, { orgId, url: rx.url });
+  const stop = await startWorkers(env.deps);
+  const eventId = await emit(env.deps, { orgId });
+  const end = Date.now() + 5000;
+  while (rx.requests.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+  await stop();
+  assert.equal(rx.requests.length, 1);
+  assert.equal(rx.requests[0].headers['service-event-id'], eventId);
+});
