@@ -31,7 +31,7 @@ const schema = z.object({
   /** In-flight webhook requests per worker process (docs/webhooks.md). */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
   /** Reconciliation looks this many hours back for deliveries a concurrent activation missed. */
-  WEBHOOK_RECONCILE_WINDOW_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(72),
+  WEBHOOK_RECONCILE_WINDOW_HOURS: z.coerce.number().int().min(1).max(720).default(72),
   /** 32-byte master key (hex or base64) for secrets at rest and link signing; generated into DATA_DIR when unset. */
   MASTER_KEY: z.string().optional(),
   /** SMTP server for operator e-mail (auto-pause notices); without it mail is kept in the outbox table. */

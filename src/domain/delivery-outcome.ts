@@ -48,9 +48,7 @@ export const GONE_REPLIES_TO_PAUSE = GONE_PAUSE_THRESHOLD;
 export const REJECTING_STATUSES: ReadonlySet<number> = new Set([401, 403, 422]);
 
 /** The outcome of one POST, as the HTTP client reports it. */
-export type AttemptResult =
-  | { kind: 'response'; status: number }
-  | { kind: 'error'; errorClass: string };
+export type AttemptResult = { kind: 'response'; status: number } | { kind: 'error'; errorClass: string };
 
 export type ReplyClass = 'success' | 'rejected' | 'gone' | 'transient';
 
@@ -136,7 +134,12 @@ export function decideAttempt(f: AttemptFacts): AttemptDecision {
   };
   const pause =
     (reply === 'gone'
-      ? paused(nextSubscriptionState(f.subscriptionState, { kind: 'delivery_gone', consecutiveGone: counters.consecutiveGone }))
+      ? paused(
+          nextSubscriptionState(f.subscriptionState, {
+            kind: 'delivery_gone',
+            consecutiveGone: counters.consecutiveGone,
+          }),
+        )
       : null) ??
     paused(
       nextSubscriptionState(f.subscriptionState, {

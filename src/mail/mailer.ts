@@ -59,7 +59,9 @@ export function createMailer(
 ): Mailer {
   const transport: MailTransport | null =
     opts.transport ??
-    (deps.config.SMTP_URL ? nodemailer.createTransport({ url: deps.config.SMTP_URL, ...SMTP_TIMEOUTS }) : null);
+    (deps.config.SMTP_URL
+      ? nodemailer.createTransport({ url: deps.config.SMTP_URL, ...SMTP_TIMEOUTS })
+      : null);
 
   async function dispatch(id: string): Promise<DispatchResult> {
     const now = deps.clock.now();
@@ -73,19 +75,30 @@ export function createMailer(
     const mail = claimed.rows[0];
     if (!transport) {
       await deps.db.query(`UPDATE email_outbox SET status = 'kept' WHERE id = $1`, [id]);
-      deps.log.info({ emailId: id, to: mail.to_address, subject: mail.subject }, 'e-mail kept in email_outbox (no SMTP_URL)');
+      deps.log.info(
+        { emailId: id, to: mail.to_address, subject: mail.subject },
+        'e-mail kept in email_outbox (no SMTP_URL)',
+      );
       return 'kept';
     }
     try {
-      await transport.sendMail({ from: deps.config.MAIL_FROM, to: mail.to_address, subject: mail.subject, text: mail.body });
-      await deps.db.query(`UPDATE email_outbox SET status = 'sent', sent_at = $2, last_error = NULL WHERE id = $1`, [
-        id,
-        deps.clock.now(),
-      ]);
+      await transport.sendMail({
+        from: deps.config.MAIL_FROM,
+        to: mail.to_address,
+        subject: mail.subject,
+        text: mail.body,
+      });
+      await deps.db.query(
+        `UPDATE email_outbox SET status = 'sent', sent_at = $2, last_error = NULL WHERE id = $1`,
+        [id, deps.clock.now()],
+      );
       return 'sent';
     } catch (err) {
       const message = (err instanceof Error ? err.message : String(err)).slice(0, 500);
-      await deps.db.query(`UPDATE email_outbox SET status = 'failed', last_error = $2 WHERE id = $1`, [id, message]);
+      await deps.db.query(`UPDATE email_outbox SET status = 'failed', last_error = $2 WHERE id = $1`, [
+        id,
+        message,
+      ]);
       deps.log.warn({ emailId: id, err: message }, 'e-mail could not be sent');
       return 'failed';
     }

@@ -40,7 +40,10 @@ function openSecret(ctx: AttemptContext, row: ClaimedDelivery): string | null {
   try {
     return decryptSecret(ctx.deps.keys.secretEncryptionKey, row.signingSecretCiphertext);
   } catch (err) {
-    ctx.deps.log.error({ deliveryId: row.id, err: (err as Error).message }, 'webhook signing secret unreadable');
+    ctx.deps.log.error(
+      { deliveryId: row.id, err: (err as Error).message },
+      'webhook signing secret unreadable',
+    );
     return null;
   }
 }
@@ -88,7 +91,9 @@ export async function attemptDelivery(ctx: AttemptContext, row: ClaimedDelivery)
 
   const now = deps.clock.now();
   const result: AttemptResult =
-    outcome.kind === 'response' ? { kind: 'response', status: outcome.status } : { kind: 'error', errorClass: outcome.errorClass };
+    outcome.kind === 'response'
+      ? { kind: 'response', status: outcome.status }
+      : { kind: 'error', errorClass: outcome.errorClass };
   const snippet = outcome.kind === 'response' ? outcome.snippet : outcome.message;
   const responseStatus = outcome.kind === 'response' ? outcome.status : null;
   const errorClass = outcome.kind === 'error' ? outcome.errorClass : null;
@@ -119,9 +124,13 @@ export async function attemptDelivery(ctx: AttemptContext, row: ClaimedDelivery)
           random: ctx.random,
         }),
     });
-    if (!updated) deps.log.warn({ deliveryId: row.id }, 'webhook delivery lease lost before its failure was recorded');
+    if (!updated)
+      deps.log.warn({ deliveryId: row.id }, 'webhook delivery lease lost before its failure was recorded');
     if (!decision.pause) return null;
-    deps.log.warn({ subscriptionId: row.subscriptionId, reason: decision.pause.reason }, 'webhook subscription paused');
+    deps.log.warn(
+      { subscriptionId: row.subscriptionId, reason: decision.pause.reason },
+      'webhook subscription paused',
+    );
     return queuePauseNotice(tx, {
       organizationId: row.organizationId,
       facts: {
@@ -137,7 +146,10 @@ export async function attemptDelivery(ctx: AttemptContext, row: ClaimedDelivery)
   });
   if (emailId) {
     await ctx.mailer.dispatch(emailId).catch((err: Error) => {
-      deps.log.error({ emailId, err: err.message }, 'pause notice not dispatched; the reconciliation loop retries it');
+      deps.log.error(
+        { emailId, err: err.message },
+        'pause notice not dispatched; the reconciliation loop retries it',
+      );
     });
   }
 }

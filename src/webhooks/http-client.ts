@@ -60,8 +60,11 @@ export function guardedLookup(base: LookupFunction, allowPrivateTargets: boolean
   return (hostname, options, callback) => {
     base(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '');
-      const list = (Array.isArray(addresses) ? addresses : [{ address: addresses, family: 4 }]) as LookupAddress[];
-      if (list.length === 0) return callback(Object.assign(new Error('no address'), { code: 'ENOTFOUND' }), '');
+      const list = (
+        Array.isArray(addresses) ? addresses : [{ address: addresses, family: 4 }]
+      ) as LookupAddress[];
+      if (list.length === 0)
+        return callback(Object.assign(new Error('no address'), { code: 'ENOTFOUND' }), '');
       if (!allowPrivateTargets && list.some((a) => isBlockedAddress(a.address))) {
         return callback(Object.assign(new Error(BLOCKED_MESSAGE), { code: BLOCKED }), '');
       }
@@ -84,7 +87,11 @@ function classifyError(err: NodeJS.ErrnoException): Extract<PostResult, { kind: 
   if (code === TIMEOUT) return 'timeout';
   if (code === BLOCKED) return 'blocked_address';
   if (/^(ENOTFOUND|EAI_)/.test(code)) return 'dns';
-  if (/^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH|EPROTO)/.test(code)) {
+  if (
+    /^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH|EPROTO)/.test(
+      code,
+    )
+  ) {
     return 'tls';
   }
   return 'connection';
@@ -101,7 +108,12 @@ export function createWebhookClient(opts: WebhookClientOptions): WebhookClient {
   const timeoutMs = opts.timeoutMs ?? REQUEST_TIMEOUT_MS;
   const maxResponseBytes = opts.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const lookup = guardedLookup(opts.lookup ?? (dnsLookup as LookupFunction), opts.allowPrivateTargets);
-  const agentOptions = { keepAlive: true, scheduling: 'lifo' as const, timeout: FREE_SOCKET_TIMEOUT_MS, lookup };
+  const agentOptions = {
+    keepAlive: true,
+    scheduling: 'lifo' as const,
+    timeout: FREE_SOCKET_TIMEOUT_MS,
+    lookup,
+  };
   const httpAgent = new http.Agent(agentOptions);
   const httpsAgent = new https.Agent(agentOptions);
 
@@ -139,7 +151,12 @@ export function createWebhookClient(opts: WebhookClientOptions): WebhookClient {
         let keptBytes = 0;
         let read = 0;
         const done = () => {
-          finish({ kind: 'response', status, snippet: sanitizeSnippet(Buffer.concat(kept)), durationMs: elapsed() });
+          finish({
+            kind: 'response',
+            status,
+            snippet: sanitizeSnippet(Buffer.concat(kept)),
+            durationMs: elapsed(),
+          });
         };
         responseDone = done;
         res.on('data', (chunk: Buffer) => {
@@ -161,7 +178,12 @@ export function createWebhookClient(opts: WebhookClientOptions): WebhookClient {
       });
       req.on('error', (err: NodeJS.ErrnoException) => {
         if (responseDone) return responseDone();
-        finish({ kind: 'error', errorClass: classifyError(err), message: errorMessage(err, timeoutMs), durationMs: elapsed() });
+        finish({
+          kind: 'error',
+          errorClass: classifyError(err),
+          message: errorMessage(err, timeoutMs),
+          durationMs: elapsed(),
+        });
       });
       req.end(body);
     });

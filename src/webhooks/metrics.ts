@@ -16,7 +16,9 @@ import { operatorAuth } from '../operator/operator-auth.ts';
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'dead_lettered', 'skipped'] as const;
 export const QUEUES = ['ready', 'in_flight', 'scheduled', 'held'] as const;
 /** Latency buckets in seconds: milliseconds for an idle queue up to the 2 h retry and beyond. */
-export const LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200, 86400];
+export const LATENCY_BUCKETS = [
+  0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200, 86400,
+];
 
 const DEPTH_SQL = `
 SELECT status,
@@ -98,7 +100,9 @@ export function webhookMetricsRoutes(deps: Deps): FastifyPluginAsync {
   return async (app) => {
     app.get('/metrics', { onRequest: operatorAuth(deps) }, async (_req, reply) => {
       const text = await renderWebhookMetrics(deps.db, deps.clock.now());
-      reply.header('content-type', 'text/plain; version=0.0.4; charset=utf-8').header('cache-control', 'no-store');
+      reply
+        .header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
+        .header('cache-control', 'no-store');
       return text;
     });
   };

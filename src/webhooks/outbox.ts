@@ -42,8 +42,9 @@ export function serializeEvent(e: NewEvent, eventId: string): string {
 /**
  * Transactional outbox: call inside the transaction that makes the domain change. Stores the event
  * and creates one delivery per matching subscription (active or paused: a paused subscription's
- * deliveries wait for re-verification). Deletion events go only to subscriptions that successfully
- * received content of that call. Returns inserted=false when the same fact was already recorded.
+ * deliveries are held, migration 0003, and wait for re-verification). Deletion events go only to
+ * subscriptions that successfully received content of that call. Returns inserted=false when the
+ * same fact was already recorded.
  */
 export async function emitEvent(tx: Queryable, e: NewEvent): Promise<{ eventId: string; inserted: boolean }> {
   const eventId = eventIdFor(e.eventType, e.factKey);
@@ -67,7 +68,8 @@ export async function emitEvent(tx: Queryable, e: NewEvent): Promise<{ eventId: 
      ON CONFLICT (subscription_id, event_id) DO NOTHING`,
     [e.organizationId, eventId, e.eventType, e.createdAt, deletionOnly, e.callId],
   );
-  if (fanned.rowCount > 0) await tx.query(`SELECT pg_notify('webhook_deliveries', $1)`, [eventId]);
+  // One empty payload: PostgreSQL folds identical notifications of a transaction into one, so a
+  // transaction emitting many events wakes the workers once, at commit.
+  if (fanned.rowCount > 0) await tx.query(`SELECT pg_notify('webhook_deliveries', '')`);
   return { eventId, inserted: true };
 }
-

@@ -81,5 +81,9 @@ export async function queuePauseNotice(
   );
   if (owner.rowCount === 0) return null;
   const { subject, body } = pauseNotice(p.facts);
-  return queueEmail(tx, { organizationId: p.organizationId, to: owner.rows[0].email, subject, body }, p.facts.pausedAt);
+  return queueEmail(
+    tx,
+    { organizationId: p.organizationId, to: owner.rows[0].email, subject, body },
+    p.facts.pausedAt,
+  );
 }

@@ -82,14 +82,21 @@ export async function reconcileDeliveries(
   const from = new Date(now.getTime() - (opts.windowMs ?? RECONCILE_WINDOW_MS));
   let deliveriesCreated = 0;
   for (;;) {
-    const r = await deps.db.query(HEAL_MISSING_SQL, [from, now, now, [...DELETION_EVENT_TYPES], RECONCILE_BATCH]);
+    const r = await deps.db.query(HEAL_MISSING_SQL, [
+      from,
+      now,
+      now,
+      [...DELETION_EVENT_TYPES],
+      RECONCILE_BATCH,
+    ]);
     deliveriesCreated += r.rowCount;
     if (r.rowCount < RECONCILE_BATCH) break;
   }
   const released = (await deps.db.query(RELEASE_HELD_SQL)).rowCount;
   const held = (await deps.db.query(HOLD_STRAYS_SQL)).rowCount;
   const skippedDeleted = (await deps.db.query(SKIP_DELETED_SQL, [now])).rowCount;
-  if (deliveriesCreated > 0 || released > 0) await deps.db.query(`SELECT pg_notify('webhook_deliveries', '')`);
+  if (deliveriesCreated > 0 || released > 0)
+    await deps.db.query(`SELECT pg_notify('webhook_deliveries', '')`);
   const emailsDispatched = opts.mailer ? await opts.mailer.dispatchStale() : 0;
   return { deliveriesCreated, released, held, skippedDeleted, emailsDispatched };
 }

@@ -13,7 +13,10 @@ export const EVENT_TYPE_HEADER = 'service-event-type';
 export const SECRET_ROTATION_ID_HEADER = 'service-secret-rotation-id';
 
 export function signatureHeader(secret: string, body: string, timestampSeconds: number): string {
-  const digest = createHmac('sha256', secret).update(`${timestampSeconds}.`).update(body, 'utf8').digest('hex');
+  const digest = createHmac('sha256', secret)
+    .update(`${timestampSeconds}.`)
+    .update(body, 'utf8')
+    .digest('hex');
   return `t=${timestampSeconds},v1=${digest}`;
 }
 

@@ -77,9 +77,11 @@ function isBlockedV6(b: number[]): boolean {
   const zeros = (from: number, to: number) => b.slice(from, to).every((x) => x === 0);
   // IPv4-mapped ::ffff:a.b.c.d and IPv4-translated ::ffff:0:a.b.c.d
   if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return isBlockedV4(b.slice(12));
-  if (zeros(0, 8) && b[8] === 0xff && b[9] === 0xff && b[10] === 0 && b[11] === 0) return isBlockedV4(b.slice(12));
+  if (zeros(0, 8) && b[8] === 0xff && b[9] === 0xff && b[10] === 0 && b[11] === 0)
+    return isBlockedV4(b.slice(12));
   // NAT64 well-known prefix 64:ff9b::/96
-  if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(4, 12)) return isBlockedV4(b.slice(12));
+  if (b[0] === 0 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(4, 12))
+    return isBlockedV4(b.slice(12));
   // Everything else outside global unicast 2000::/3: ::, ::1, IPv4-compatible, 64:ff9b:1::/48,
   // discard 100::/64, unique local fc00::/7, link-local fe80::/10, site-local, multicast ff00::/8…
   if ((b[0] & 0xe0) !== 0x20) return true;
@@ -112,8 +114,10 @@ export type ReceiverUrlCheck =
  */
 export function validateReceiverUrl(raw: string, opts: { allowPrivateTargets: boolean }): ReceiverUrlCheck {
   const bad = (message: string): ReceiverUrlCheck => ({ ok: false, reason: 'invalid_url', message });
-  if (typeof raw !== 'string' || raw.length === 0) return bad('url is required, e.g. https://crm.example.com/hooks.');
-  if (raw.length > MAX_RECEIVER_URL_LENGTH) return bad(`url must be at most ${MAX_RECEIVER_URL_LENGTH} characters.`);
+  if (typeof raw !== 'string' || raw.length === 0)
+    return bad('url is required, e.g. https://crm.example.com/hooks.');
+  if (raw.length > MAX_RECEIVER_URL_LENGTH)
+    return bad(`url must be at most ${MAX_RECEIVER_URL_LENGTH} characters.`);
   let url: URL;
   try {
     url = new URL(raw);
@@ -123,11 +127,15 @@ export function validateReceiverUrl(raw: string, opts: { allowPrivateTargets: bo
   const httpAllowed = opts.allowPrivateTargets;
   if (url.protocol !== 'https:' && !(httpAllowed && url.protocol === 'http:')) {
     return bad(
-      httpAllowed ? 'url must start with https:// or http://.' : 'url must use https:// (plain http is refused).',
+      httpAllowed
+        ? 'url must start with https:// or http://.'
+        : 'url must use https:// (plain http is refused).',
     );
   }
   if (url.username || url.password) {
-    return bad('url must not contain credentials (user:password@); receivers authenticate us by the signature.');
+    return bad(
+      'url must not contain credentials (user:password@); receivers authenticate us by the signature.',
+    );
   }
   if (!url.hostname) return bad('url must name a host.');
   if (opts.allowPrivateTargets) return { ok: true, url };

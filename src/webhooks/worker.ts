@@ -64,7 +64,10 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
   const owner = opts.workerId ?? `worker-${randomUUID()}`;
   const client =
     opts.client ??
-    createWebhookClient({ allowPrivateTargets: deps.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, timeoutMs: opts.timeoutMs });
+    createWebhookClient({
+      allowPrivateTargets: deps.config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      timeoutMs: opts.timeoutMs,
+    });
   const mailer = opts.mailer ?? createMailer(deps);
   const successes = createBatcher<DeliverySuccess>(async (items) => {
     await completeDeliveries(deps.db, { owner, now: deps.clock.now(), items });

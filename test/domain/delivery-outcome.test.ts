@@ -47,21 +47,48 @@ for (const [r, expected] of classes) {
 }
 
 test('retry delays are 2 min, 5 min exactly, then 30 min and 2 h with 0 to +10 % jitter, and none after the fifth attempt', () => {
-  assert.equal(retryDelayMs(1, () => 0.99), 2 * MIN);
-  assert.equal(retryDelayMs(2, () => 0.99), 5 * MIN);
-  assert.equal(retryDelayMs(3, () => 0), 30 * MIN);
-  assert.equal(retryDelayMs(3, () => 0.5), 31.5 * MIN);
+  assert.equal(
+    retryDelayMs(1, () => 0.99),
+    2 * MIN,
+  );
+  assert.equal(
+    retryDelayMs(2, () => 0.99),
+    5 * MIN,
+  );
+  assert.equal(
+    retryDelayMs(3, () => 0),
+    30 * MIN,
+  );
+  assert.equal(
+    retryDelayMs(3, () => 0.5),
+    31.5 * MIN,
+  );
   assert.ok(retryDelayMs(3, () => 0.999999)! < 33 * MIN);
-  assert.equal(retryDelayMs(4, () => 0), 120 * MIN);
-  assert.equal(retryDelayMs(4, () => 0.5), 126 * MIN);
+  assert.equal(
+    retryDelayMs(4, () => 0),
+    120 * MIN,
+  );
+  assert.equal(
+    retryDelayMs(4, () => 0.5),
+    126 * MIN,
+  );
   assert.ok(retryDelayMs(4, () => 0.999999)! < 132 * MIN);
-  assert.equal(retryDelayMs(5, () => 0.5), null);
+  assert.equal(
+    retryDelayMs(5, () => 0.5),
+    null,
+  );
   assert.equal(MAX_ATTEMPTS, 5);
 });
 
 test('a broken jitter source cannot make a retry earlier than the nominal delay', () => {
-  assert.equal(retryDelayMs(3, () => -5), 30 * MIN);
-  assert.equal(retryDelayMs(4, () => 7), 132 * MIN);
+  assert.equal(
+    retryDelayMs(3, () => -5),
+    30 * MIN,
+  );
+  assert.equal(
+    retryDelayMs(4, () => 7),
+    132 * MIN,
+  );
 });
 
 const decide = (
@@ -99,13 +126,20 @@ test('a 401 for an already paused subscription dead-letters but does not pause a
 
 test('a first 410 is retried in 2 min and counts once', () => {
   const d = decide(res(410));
-  assert.deepEqual(d.delivery, { status: 'pending', nextAttemptAt: new Date(now.getTime() + 2 * MIN), reason: 'http_410' });
+  assert.deepEqual(d.delivery, {
+    status: 'pending',
+    nextAttemptAt: new Date(now.getTime() + 2 * MIN),
+    reason: 'http_410',
+  });
   assert.deepEqual(d.counters, { consecutiveTransientFailures: 1, consecutiveGone: 1 });
   assert.equal(d.pause, null);
 });
 
 test('a second consecutive 410 pauses the subscription; the delivery keeps its retry', () => {
-  const d = decide(res(410), { attempt: 2, counters: { consecutiveTransientFailures: 1, consecutiveGone: 1 } });
+  const d = decide(res(410), {
+    attempt: 2,
+    counters: { consecutiveTransientFailures: 1, consecutiveGone: 1 },
+  });
   assert.deepEqual(d.pause, { reason: 'receiver_gone' });
   assert.equal(d.delivery.status, 'pending');
   assert.deepEqual(d.counters, fresh);
@@ -117,14 +151,20 @@ test('any other failure resets the consecutive 410 count', () => {
 });
 
 test('the 50th consecutive transient failure pauses; the 49th does not', () => {
-  assert.equal(decide(err('timeout'), { counters: { consecutiveTransientFailures: 48, consecutiveGone: 0 } }).pause, null);
+  assert.equal(
+    decide(err('timeout'), { counters: { consecutiveTransientFailures: 48, consecutiveGone: 0 } }).pause,
+    null,
+  );
   const d = decide(err('timeout'), { counters: { consecutiveTransientFailures: 49, consecutiveGone: 0 } });
   assert.deepEqual(d.pause, { reason: 'transient_failures' });
   assert.deepEqual(d.counters, fresh);
 });
 
 test('a paused subscription keeps counting but is not paused again', () => {
-  const d = decide(res(503), { state: 'paused', counters: { consecutiveTransientFailures: 60, consecutiveGone: 0 } });
+  const d = decide(res(503), {
+    state: 'paused',
+    counters: { consecutiveTransientFailures: 60, consecutiveGone: 0 },
+  });
   assert.equal(d.pause, null);
   assert.equal(d.counters.consecutiveTransientFailures, 61);
 });

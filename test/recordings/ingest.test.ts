@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { after, before, test } from 'node:test';
 import { newId } from '../../src/ids.ts';
-import { MAX_RECORDING_BYTES } from '../../src/recordings/measure.ts';
+import { capped, MAX_RECORDING_BYTES } from '../../src/recordings/measure.ts';
 import { eventIdFor } from '../../src/webhooks/outbox.ts';
 import { type CallRow, insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
@@ -381,4 +383,24 @@ test('a processed call waiting for its audio completes without it when the recor
   const [completed] = await eventsOf(callId, 'call.completed');
   assert.ok(completed, 'call.completed emitted');
   assert.equal(JSON.parse(completed.body).data.recording_url, null);
+});
+
+test('an undeclared body is cut off with 413 PAYLOAD_TOO_LARGE as soon as it passes the cap', async () => {
+  let received = 0;
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      received += chunk.length;
+      cb();
+    },
+  });
+  const source = Readable.from([Buffer.alloc(600), Buffer.alloc(600), Buffer.alloc(600)]);
+  await assert.rejects(
+    pipeline(capped(source, 1000), sink),
+    (err: Error & { code?: string; status?: number }) => {
+      assert.equal(err.code, 'PAYLOAD_TOO_LARGE');
+      assert.equal(err.status, 413);
+      return true;
+    },
+  );
+  assert.equal(received, 600);
 });

@@ -38,49 +38,55 @@ async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
   }
 }
 
-test(
-  'four workers with their own connections deliver a burst of 500 deliveries, each attempted exactly once',
-  { skip: engine === 'postgres' ? false : 'needs PostgreSQL (set TEST_DATABASE_URL): SKIP LOCKED across connections' },
-  async () => {
-    const { rows } = await env.db.query<{ db: string }>('SELECT current_database() AS db');
-    const url = new URL(process.env.TEST_DATABASE_URL!);
-    url.pathname = `/${rows[0].db}`;
-    const pools: Db[] = [];
-    for (let i = 0; i < 4; i++) pools.push(await openPostgres(url.toString(), { max: 4 }));
-    const workers = pools.map((db, i) => worker({ ...env.deps, db }, { concurrency: 16, workerId: `w${i}`, pollIntervalMs: 50 }));
-    for (const w of workers) await w.start();
+test('four workers with their own connections deliver a burst of 500 deliveries, each attempted exactly once', {
+  skip:
+    engine === 'postgres'
+      ? false
+      : 'needs PostgreSQL (set TEST_DATABASE_URL): SKIP LOCKED across connections',
+}, async () => {
+  const { rows } = await env.db.query<{ db: string }>('SELECT current_database() AS db');
+  const url = new URL(process.env.TEST_DATABASE_URL!);
+  url.pathname = `/${rows[0].db}`;
+  const pools: Db[] = [];
+  for (let i = 0; i < 4; i++) pools.push(await openPostgres(url.toString(), { max: 4 }));
+  const workers = pools.map((db, i) =>
+    worker({ ...env.deps, db }, { concurrency: 16, workerId: `w${i}`, pollIntervalMs: 50 }),
+  );
+  for (const w of workers) await w.start();
 
-    const { orgId } = await newOrg(env.db);
-    for (let i = 0; i < 10; i++) await insertSubscription(env.deps, { orgId, url: rx.url });
-    rx.requests.length = 0;
-    const emits: Promise<string>[] = [];
-    for (let i = 0; i < 50; i++) emits.push(emit(env.deps, { orgId }));
-    await Promise.all(emits);
+  const { orgId } = await newOrg(env.db);
+  for (let i = 0; i < 10; i++) await insertSubscription(env.deps, { orgId, url: rx.url });
+  rx.requests.length = 0;
+  const emits: Promise<string>[] = [];
+  for (let i = 0; i < 50; i++) emits.push(emit(env.deps, { orgId }));
+  await Promise.all(emits);
 
-    const delivered = async () => {
-      const r = await env.db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM webhook_deliveries WHERE organization_id = $1 AND status = 'delivered'`,
-        [orgId],
-      );
-      return r.rows[0].n === 500;
-    };
-    await until(delivered, 30_000);
-    for (const w of workers) await w.stop();
-    for (const p of pools) await p.close();
-
-    const perDelivery = await env.db.query<{ attempts: number; rows: number; owners: number }>(
-      `SELECT d.attempts, count(a.id)::int AS rows
-         FROM webhook_deliveries d LEFT JOIN webhook_attempts a ON a.delivery_id = d.id
-        WHERE d.organization_id = $1 GROUP BY d.id, d.attempts`,
+  const delivered = async () => {
+    const r = await env.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE organization_id = $1 AND status = 'delivered'`,
       [orgId],
     );
-    assert.equal(perDelivery.rows.length, 500);
-    assert.ok(perDelivery.rows.every((r) => r.attempts === 1 && r.rows === 1), 'one attempt per delivery');
-    assert.equal(rx.requests.length, 500, 'the receiver saw each delivery once');
-    const keys = new Set(rx.requests.map((r) => `${r.headers['service-event-id']}`));
-    assert.equal(keys.size, 50);
-  },
-);
+    return r.rows[0].n === 500;
+  };
+  await until(delivered, 30_000);
+  for (const w of workers) await w.stop();
+  for (const p of pools) await p.close();
+
+  const perDelivery = await env.db.query<{ attempts: number; rows: number; owners: number }>(
+    `SELECT d.attempts, count(a.id)::int AS rows
+         FROM webhook_deliveries d LEFT JOIN webhook_attempts a ON a.delivery_id = d.id
+        WHERE d.organization_id = $1 GROUP BY d.id, d.attempts`,
+    [orgId],
+  );
+  assert.equal(perDelivery.rows.length, 500);
+  assert.ok(
+    perDelivery.rows.every((r) => r.attempts === 1 && r.rows === 1),
+    'one attempt per delivery',
+  );
+  assert.equal(rx.requests.length, 500, 'the receiver saw each delivery once');
+  const keys = new Set(rx.requests.map((r) => `${r.headers['service-event-id']}`));
+  assert.equal(keys.size, 50);
+});
 
 test(`on ${engine}, a worker that claimed and died leaves its deliveries to another worker once the lease expires`, async () => {
   const { orgId } = await newOrg(env.db);
@@ -148,5 +154,8 @@ test('two claims at the same moment never return the same delivery', async () =>
   const ids = [...a, ...b].map((r) => r.id);
   assert.equal(new Set(ids).size, ids.length);
   assert.ok(ids.length >= 20);
-  await env.db.query(`UPDATE webhook_deliveries SET status = 'skipped', reason = 'test' WHERE organization_id = $1`, [orgId]);
+  await env.db.query(
+    `UPDATE webhook_deliveries SET status = 'skipped', reason = 'test' WHERE organization_id = $1`,
+    [orgId],
+  );
 });

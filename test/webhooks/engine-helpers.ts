@@ -168,7 +168,11 @@ export interface DeliveryRow {
   lease_owner: string | null;
 }
 
-export async function deliveryFor(db: Queryable, subscriptionId: string, eventId: string): Promise<DeliveryRow> {
+export async function deliveryFor(
+  db: Queryable,
+  subscriptionId: string,
+  eventId: string,
+): Promise<DeliveryRow> {
   const { rows } = await db.query<DeliveryRow>(
     `SELECT id, status, attempts, next_attempt_at, reason, last_response_status, held, lease_owner
        FROM webhook_deliveries WHERE subscription_id = $1 AND event_id = $2`,

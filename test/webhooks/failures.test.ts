@@ -102,7 +102,10 @@ test('with private targets refused, a host name that resolves to 127.0.0.1 is bl
     (cb as (e: null, a: LookupAddress[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
   const port = new URL(rx.url).port;
   const { orgId } = await newOrg(env.db);
-  const sub = await insertSubscription(env.deps, { orgId, url: `https://hooks.customer.example:${port}/hooks` });
+  const sub = await insertSubscription(env.deps, {
+    orgId,
+    url: `https://hooks.customer.example:${port}/hooks`,
+  });
   const eventId = await emit(env.deps, { orgId });
   rx.requests.length = 0;
   const client = createWebhookClient({ allowPrivateTargets: false, lookup: toLoopback });
@@ -116,7 +119,9 @@ test('with private targets refused, a host name that resolves to 127.0.0.1 is bl
 test('a subscription without a usable signing secret is never sent unsigned', async () => {
   const { orgId } = await newOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
-  await env.db.query(`UPDATE webhook_secrets SET status = 'retired' WHERE subscription_id = $1`, [sub.subscriptionId]);
+  await env.db.query(`UPDATE webhook_secrets SET status = 'retired' WHERE subscription_id = $1`, [
+    sub.subscriptionId,
+  ]);
   const eventId = await emit(env.deps, { orgId });
   rx.requests.length = 0;
   await worker(env.deps, { client: loopbackAllowed() }).drain();

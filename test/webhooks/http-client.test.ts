@@ -115,7 +115,10 @@ test('a streamed huge body is cut after the cap: only a 1 KiB prefix is kept and
   assert.equal(r.kind === 'response' && r.snippet, 'x'.repeat(SNIPPET_BYTES));
   assert.ok(took < 2000, `took ${took} ms`);
   await new Promise((res) => setTimeout(res, 50));
-  assert.ok(hugeBytesSent < 10 * 1024 * 1024, `receiver could write only ${hugeBytesSent} bytes before we hung up`);
+  assert.ok(
+    hugeBytesSent < 10 * 1024 * 1024,
+    `receiver could write only ${hugeBytesSent} bytes before we hung up`,
+  );
   assert.ok(MAX_RESPONSE_BYTES === 64 * 1024);
   await c.close();
 });
@@ -147,7 +150,11 @@ test('a host name that resolves to 127.0.0.1 is refused at connect time', async 
   rx.requests.length = 0;
   const r = await c.post(`https://receiver.example.com:${port}/200`, '{}', headers);
   assert.equal(r.kind === 'error' && r.errorClass, 'blocked_address');
-  assert.equal(r.kind === 'error' && r.message.includes('127.0.0.1'), false, 'the resolved address is not revealed');
+  assert.equal(
+    r.kind === 'error' && r.message.includes('127.0.0.1'),
+    false,
+    'the resolved address is not revealed',
+  );
   assert.equal(rx.requests.length, 0);
   await c.close();
 });

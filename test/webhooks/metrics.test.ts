@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ADMIN_TOKEN, createHarness, type Harness } from '../helpers/harness.ts';
-import { emit, insertSubscription, newOrg, type Receiver, startReceiver, status, worker } from './engine-helpers.ts';
+import {
+  emit,
+  insertSubscription,
+  newOrg,
+  type Receiver,
+  startReceiver,
+  status,
+  worker,
+} from './engine-helpers.ts';
 
 let h: Harness;
 let ok: Receiver;
@@ -17,7 +25,8 @@ after(async () => {
   await h.close();
 });
 
-const scrape = () => h.operator.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+const scrape = () =>
+  h.operator.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
 
 test('GET /metrics without the operator token answers 401', async () => {
   const r = await h.operator.inject({ method: 'GET', url: '/metrics' });

@@ -51,7 +51,10 @@ before(async () => {
   });
   await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', () => r()));
   smtpPort = (smtp.server.address() as AddressInfo).port;
-  env = await createEnv({ SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, MAIL_FROM: 'Call Capture <alerts@callcap.test>' });
+  env = await createEnv({
+    SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+    MAIL_FROM: 'Call Capture <alerts@callcap.test>',
+  });
   rx = await startReceiver(status(401, '{"error":"bad signature"}'));
 });
 after(async () => {
@@ -61,7 +64,10 @@ after(async () => {
 });
 
 /** Quoted-printable soft breaks removed, so assertions read the text as written. */
-const text = (raw: string) => raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, h) => String.fromCharCode(Number.parseInt(h, 16)));
+const text = (raw: string) =>
+  raw
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_m, h) => String.fromCharCode(Number.parseInt(h, 16)));
 
 test(`on ${engine}, a 401 pauses the subscription, dead-letters the delivery and sends exactly one e-mail through SMTP`, async () => {
   const { orgId, ownerEmail } = await newOrg(env.db);
@@ -110,7 +116,11 @@ test(`on ${engine}, a 401 pauses the subscription, dead-letters the delivery and
 
 test('an e-mail is dispatched once: a second dispatch of the same row sends nothing', async () => {
   const mailer = createMailer(env.deps);
-  const id = await queueEmail(env.db, { organizationId: null, to: 'ops@example.test', subject: 'hello', body: 'x' }, env.clock.now());
+  const id = await queueEmail(
+    env.db,
+    { organizationId: null, to: 'ops@example.test', subject: 'hello', body: 'x' },
+    env.clock.now(),
+  );
   inbox.length = 0;
   assert.equal(await mailer.dispatch(id), 'sent');
   assert.equal(await mailer.dispatch(id), 'not_queued');
@@ -120,15 +130,28 @@ test('an e-mail is dispatched once: a second dispatch of the same row sends noth
 
 test('without SMTP_URL an e-mail is kept in email_outbox with status kept', async () => {
   const mailer = createMailer({ ...env.deps, config: { ...env.deps.config, SMTP_URL: undefined } });
-  const id = await queueEmail(env.db, { organizationId: null, to: 'ops@example.test', subject: 'kept', body: 'x' }, env.clock.now());
+  const id = await queueEmail(
+    env.db,
+    { organizationId: null, to: 'ops@example.test', subject: 'kept', body: 'x' },
+    env.clock.now(),
+  );
   assert.equal(await mailer.dispatch(id), 'kept');
-  const { rows } = await env.db.query<{ status: string }>('SELECT status FROM email_outbox WHERE id = $1', [id]);
+  const { rows } = await env.db.query<{ status: string }>('SELECT status FROM email_outbox WHERE id = $1', [
+    id,
+  ]);
   assert.equal(rows[0].status, 'kept');
 });
 
 test('an unreachable SMTP server marks the e-mail failed with the error', async () => {
-  const mailer = createMailer({ ...env.deps, config: { ...env.deps.config, SMTP_URL: 'smtp://127.0.0.1:1' } });
-  const id = await queueEmail(env.db, { organizationId: null, to: 'ops@example.test', subject: 'nope', body: 'x' }, env.clock.now());
+  const mailer = createMailer({
+    ...env.deps,
+    config: { ...env.deps.config, SMTP_URL: 'smtp://127.0.0.1:1' },
+  });
+  const id = await queueEmail(
+    env.db,
+    { organizationId: null, to: 'ops@example.test', subject: 'nope', body: 'x' },
+    env.clock.now(),
+  );
   assert.equal(await mailer.dispatch(id), 'failed');
   const { rows } = await env.db.query<{ status: string; last_error: string }>(
     'SELECT status, last_error FROM email_outbox WHERE id = $1',
@@ -141,13 +164,19 @@ test('an unreachable SMTP server marks the e-mail failed with the error', async 
 
 test('an e-mail left queued by an interrupted process is sent by dispatchStale', async () => {
   const mailer = createMailer(env.deps);
-  const id = await queueEmail(env.db, { organizationId: null, to: 'ops@example.test', subject: 'late', body: 'x' }, env.clock.now());
+  const id = await queueEmail(
+    env.db,
+    { organizationId: null, to: 'ops@example.test', subject: 'late', body: 'x' },
+    env.clock.now(),
+  );
   inbox.length = 0;
   assert.equal(await mailer.dispatchStale(), 0, 'too recent: its own process may still send it');
   env.clock.advance(6 * MIN);
   assert.equal(await mailer.dispatchStale(), 1);
   assert.equal(inbox.length, 1);
-  const { rows } = await env.db.query<{ status: string }>('SELECT status FROM email_outbox WHERE id = $1', [id]);
+  const { rows } = await env.db.query<{ status: string }>('SELECT status FROM email_outbox WHERE id = $1', [
+    id,
+  ]);
   assert.equal(rows[0].status, 'sent');
   await mailer.close();
 });

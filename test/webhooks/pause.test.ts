@@ -9,7 +9,6 @@ import {
   HOUR,
   insertSubscription,
   newOrg,
-  type Receiver,
   startReceiver,
   status,
   subscriptionRow,
@@ -68,7 +67,8 @@ test(`on ${engine}, 50 consecutive transient failures pause the subscription onc
   assert.match(mails[0].body, /HTTP 500, body starts with:\n {2}upstream down/);
   assert.ok(!mails[0].body.includes(sub.secret), 'never the secret');
   assert.ok(!/v1=|t=\d/.test(mails[0].body), 'never a signature');
-  for (const e of events) assert.equal((await deliveryFor(env.db, sub.subscriptionId, e)).status, 'dead_lettered');
+  for (const e of events)
+    assert.equal((await deliveryFor(env.db, sub.subscriptionId, e)).status, 'dead_lettered');
   await w.stop();
   await rx.close();
 });

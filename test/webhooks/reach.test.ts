@@ -48,7 +48,11 @@ test(`on ${engine}, deletion events go only to the subscriptions that successful
   const { orgId } = await newOrg(env.db);
   const received = await insertSubscription(env.deps, { orgId, url: ok.url });
   const failed = await insertSubscription(env.deps, { orgId, url: failing.url });
-  const contactsOnly = await insertSubscription(env.deps, { orgId, url: ok.url, eventTypes: ['contact.created'] });
+  const contactsOnly = await insertSubscription(env.deps, {
+    orgId,
+    url: ok.url,
+    eventTypes: ['contact.created'],
+  });
   const callId = newId();
   await emit(env.deps, { orgId, eventType: 'call.completed', callId });
   await worker(env.deps).drain();

@@ -37,14 +37,20 @@ async function countDeliveries(subscriptionId: string): Promise<number> {
 }
 
 /** An event whose fan-out did not see the subscription: it was inactive in the emitting transaction. */
-async function eventMissedBy(orgId: string, subscriptionId: string, at: Date, eventType = 'call.completed', callId = newId()) {
+async function eventMissedBy(
+  orgId: string,
+  subscriptionId: string,
+  at: Date,
+  eventType = 'call.completed',
+  callId = newId(),
+) {
   await env.db.query(`UPDATE webhook_subscriptions SET state = 'inactive' WHERE id = $1`, [subscriptionId]);
   const eventId = await emit(env.deps, { orgId, eventType, callId, at });
   // …while its verification committed concurrently, a moment before the event was created.
-  await env.db.query(`UPDATE webhook_subscriptions SET state = 'active', last_verified_at = $2 WHERE id = $1`, [
-    subscriptionId,
-    new Date(at.getTime() - 1000),
-  ]);
+  await env.db.query(
+    `UPDATE webhook_subscriptions SET state = 'active', last_verified_at = $2 WHERE id = $1`,
+    [subscriptionId, new Date(at.getTime() - 1000)],
+  );
   return eventId;
 }
 
@@ -83,10 +89,10 @@ test('an event created before the subscription was verified is not delivered to 
   const { orgId } = await newOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url, state: 'inactive' });
   await emit(env.deps, { orgId, at: new Date(env.clock.now().getTime() - 2 * HOUR) });
-  await env.db.query(`UPDATE webhook_subscriptions SET state = 'active', last_verified_at = $2 WHERE id = $1`, [
-    sub.subscriptionId,
-    new Date(env.clock.now().getTime() - HOUR),
-  ]);
+  await env.db.query(
+    `UPDATE webhook_subscriptions SET state = 'active', last_verified_at = $2 WHERE id = $1`,
+    [sub.subscriptionId, new Date(env.clock.now().getTime() - HOUR)],
+  );
   assert.equal((await reconcileDeliveries(env.deps)).deliveriesCreated, 0);
   assert.equal(await countDeliveries(sub.subscriptionId), 0);
 });
@@ -155,8 +161,15 @@ test('pending deliveries of a deleted subscription end skipped with reason subsc
   const { orgId } = await newOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId });
-  await env.db.query('UPDATE webhook_subscriptions SET deleted_at = $2 WHERE id = $1', [sub.subscriptionId, env.clock.now()]);
-  assert.equal((await deliveryFor(env.db, sub.subscriptionId, eventId)).held, true, 'held at once by the trigger');
+  await env.db.query('UPDATE webhook_subscriptions SET deleted_at = $2 WHERE id = $1', [
+    sub.subscriptionId,
+    env.clock.now(),
+  ]);
+  assert.equal(
+    (await deliveryFor(env.db, sub.subscriptionId, eventId)).held,
+    true,
+    'held at once by the trigger',
+  );
   const r = await reconcileDeliveries(env.deps);
   assert.equal(r.skippedDeleted, 1);
   const d = await deliveryFor(env.db, sub.subscriptionId, eventId);

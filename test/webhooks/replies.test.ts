@@ -40,7 +40,11 @@ async function deliverOnce(code: number) {
   const eventId = await emit(env.deps, { orgId });
   // Other subscriptions of this organization get the event too; only this one's row matters.
   await worker(env.deps).drain();
-  return { sub, delivery: await deliveryFor(env.db, sub.subscriptionId, eventId), state: await subscriptionRow(env.db, sub.subscriptionId) };
+  return {
+    sub,
+    delivery: await deliveryFor(env.db, sub.subscriptionId, eventId),
+    state: await subscriptionRow(env.db, sub.subscriptionId),
+  };
 }
 
 // [status, delivery status, reason, subscription state, paused_reason]
@@ -72,7 +76,11 @@ for (const [code, deliveryStatus, reason, state, pausedReason] of table) {
     assert.equal(sub.state, state);
     assert.equal(sub.paused_reason, pausedReason);
     if (deliveryStatus === 'pending') {
-      assert.equal(delivery.next_attempt_at.getTime(), env.clock.now().getTime() + 2 * MIN, 'first retry in 2 min');
+      assert.equal(
+        delivery.next_attempt_at.getTime(),
+        env.clock.now().getTime() + 2 * MIN,
+        'first retry in 2 min',
+      );
       assert.equal(sub.consecutive_transient_failures, 1);
     } else {
       assert.equal(sub.consecutive_transient_failures, 0);

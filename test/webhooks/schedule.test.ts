@@ -77,7 +77,13 @@ test(`on ${engine}, a failing delivery is retried after exactly 2 min and 5 min,
   assert.equal(await w.drain(), 0, 'a dead-lettered delivery is never attempted again');
   const attempts = await attemptsOf(env.db, d.id);
   assert.deepEqual(
-    attempts.map((a) => [a.attempt_number, a.response_status, a.error_class, a.response_snippet, a.secret_id]),
+    attempts.map((a) => [
+      a.attempt_number,
+      a.response_status,
+      a.error_class,
+      a.response_snippet,
+      a.secret_id,
+    ]),
     [1, 2, 3, 4, 5].map((n) => [n, 503, null, 'busy', sub.secretId]),
   );
   await w.stop();

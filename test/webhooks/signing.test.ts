@@ -82,11 +82,17 @@ test('the SDK verifier and the official stripe package both accept a delivery as
   const event = verifyWebhook(r.body, r.headers, sub.secret, { now: () => env.clock.now().getTime() });
   assert.equal(event.event_id, eventId);
   const stripe = new Stripe('sk_test_x');
-  const viaStripe = stripe.webhooks.constructEvent(r.body, String(r.headers['service-signature']), sub.secret) as unknown as {
+  const viaStripe = stripe.webhooks.constructEvent(
+    r.body,
+    String(r.headers['service-signature']),
+    sub.secret,
+  ) as unknown as {
     event_id: string;
   };
   assert.equal(viaStripe.event_id, eventId);
-  assert.throws(() => stripe.webhooks.constructEvent(r.body, String(r.headers['service-signature']), 'whsec_other'));
+  assert.throws(() =>
+    stripe.webhooks.constructEvent(r.body, String(r.headers['service-signature']), 'whsec_other'),
+  );
 });
 
 test('a rotation test delivery is signed with its own secret and carries service-secret-rotation-id', async () => {
@@ -97,7 +103,13 @@ test('a rotation test delivery is signed with its own secret and carries service
   await env.db.query(
     `INSERT INTO webhook_secrets (id, subscription_id, organization_id, ciphertext, status, kind, created_at)
      VALUES ($1, $2, $3, $4, 'pending', 'standard', $5)`,
-    [pendingId, sub.subscriptionId, orgId, encryptSecret(env.deps.keys.secretEncryptionKey, pendingSecret), env.clock.now()],
+    [
+      pendingId,
+      sub.subscriptionId,
+      orgId,
+      encryptSecret(env.deps.keys.secretEncryptionKey, pendingSecret),
+      env.clock.now(),
+    ],
   );
   const eventId = await emit(env.deps, { orgId, eventType: 'contact.created', callId: null });
   const d = await deliveryFor(env.db, sub.subscriptionId, eventId);

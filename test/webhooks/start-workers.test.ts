@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startWorkers } from '../../src/worker.ts';
 import { engine } from '../helpers/db.ts';
-import { createEnv, type Env, emit, insertSubscription, newOrg, type Receiver, startReceiver } from './engine-helpers.ts';
+import {
+  createEnv,
+  type Env,
+  emit,
+  insertSubscription,
+  newOrg,
+  type Receiver,
+  startReceiver,
+} from './engine-helpers.ts';
 
 let env: Env;
 let rx: Receiver;

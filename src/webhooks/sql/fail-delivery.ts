@@ -1,5 +1,5 @@
-import type { AttemptDecision, SubscriptionCounters } from '../../domain/delivery-outcome.ts';
 import type { Queryable } from '../../db/types.ts';
+import type { AttemptDecision, SubscriptionCounters } from '../../domain/delivery-outcome.ts';
 import type { SubscriptionState } from '../../domain/subscription-state.ts';
 
 /**
@@ -77,7 +77,10 @@ export async function failDelivery(
   const decision = p.decide({
     state: s.deleted_at === null ? (s.state as SubscriptionState) : 'inactive',
     url: s.url,
-    counters: { consecutiveTransientFailures: s.consecutive_transient_failures, consecutiveGone: s.consecutive_gone },
+    counters: {
+      consecutiveTransientFailures: s.consecutive_transient_failures,
+      consecutiveGone: s.consecutive_gone,
+    },
   });
   await tx.query(UPDATE_SUBSCRIPTION_SQL, [
     a.subscriptionId,

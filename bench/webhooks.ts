@@ -1,0 +1,296 @@
+/**
+ * Webhook delivery benchmark (npm run bench:webhooks). On PostgreSQL, in a fresh database
+ * cc_bench_webhooks, with a receiver process on loopback answering 200, in one run:
+ *
+ * 1. ceiling: signed POSTs of a stored-size body with the same client and concurrency as the worker,
+ *    no database at all — what the HTTP path alone can do on this machine;
+ * 2. idle latency: one event at a time, each delivered before the next is emitted; latency from the
+ *    start of the emitting transaction to the receiver's arrival time (p50/p99);
+ * 3. throughput: a burst of events fanned out to N subscriptions, delivered by one worker process,
+ *    with 1,000 deliveries waiting in the table, then again with 1,000,000 waiting.
+ *
+ * "Waiting" is what really piles up in production: 90 % are deliveries of paused subscriptions
+ * (held until re-verification — the backlog that grows without bound while a customer's endpoint is
+ * down) and 10 % are retries scheduled for later. Neither is due, so a good claim must not touch
+ * them. They are seeded with INSERT … SELECT generate_series, through the same triggers as real rows.
+ *
+ * BENCH_DATABASE_URL   server (default postgres://postgres@127.0.0.1:5432/test)
+ * BENCH_SUBSCRIPTIONS  subscriptions receiving the burst (default 10)
+ * BENCH_EVENTS         events in a burst (default 2000, i.e. 20,000 deliveries)
+ * BENCH_CONCURRENCY    in-flight requests (default the worker's, 64)
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { systemClock } from '../src/clock.ts';
+import { loadConfig } from '../src/config.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { openPostgres } from '../src/db/postgres.ts';
+import type { Db } from '../src/db/types.ts';
+import type { Deps } from '../src/deps.ts';
+import { newId } from '../src/ids.ts';
+import { deriveKeys } from '../src/keys.ts';
+import { createLogger } from '../src/log.ts';
+import { fileBlobStore } from '../src/recordings/store.ts';
+import { createWebhookClient } from '../src/webhooks/http-client.ts';
+import { emitEvent } from '../src/webhooks/outbox.ts';
+import { encryptSecret } from '../src/webhooks/secret-box.ts';
+import { deliveryHeaders } from '../src/webhooks/signing.ts';
+import { createDeliveryWorker, DEFAULT_CONCURRENCY } from '../src/webhooks/worker.ts';
+
+const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DB_NAME = 'cc_bench_webhooks';
+const SUBSCRIPTIONS = Number(process.env.BENCH_SUBSCRIPTIONS ?? 10);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 2000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? DEFAULT_CONCURRENCY);
+const LATENCY_EVENTS = 300;
+const CEILING_POSTS = 30_000;
+const log = (s: string) => process.stdout.write(`${s}\n`);
+const now = () => performance.timeOrigin + performance.now();
+
+async function freshDatabase(): Promise<string> {
+  const admin = new pg.Client({ connectionString: SERVER });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${DB_NAME}`);
+  await admin.end();
+  const u = new URL(SERVER);
+  u.pathname = `/${DB_NAME}`;
+  return u.toString();
+}
+
+async function startReceiver(): Promise<{ child: ChildProcess; url: string }> {
+  const child = fork(join(import.meta.dirname, 'webhook-receiver.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const port = await new Promise<number>((resolve) => {
+    child.once('message', (m: { port: number }) => resolve(m.port));
+  });
+  return { child, url: `http://127.0.0.1:${port}/hooks` };
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+/** A call.completed-sized body (~1.5 KB), serialised like the product's events. */
+function sampleData(i: number): Record<string, unknown> {
+  return {
+    call_id: newId(),
+    direction: 'inbound',
+    caller_phone: '+14155552671',
+    customer_phone_e164: '+14155552671',
+    duration: 93 + (i % 50),
+    recording_url: `https://calls.example.test/calls/${newId()}/recording.mp3?token=${randomBytes(32).toString('base64url')}&exp=1790000000`,
+    transcript_processed: {
+      caller_name: 'Jane Example',
+      summary: 'Jane asked for a quote to replace a leaking kitchen tap and would like a visit next week. '.repeat(3),
+      service_needed: 'Tap replacement',
+      lead_score: 8,
+    },
+    transcript_original: 'Agent: Thanks for calling, how can I help? Caller: my kitchen tap is leaking. '.repeat(6),
+  };
+}
+
+async function emitBurst(deps: Deps, orgId: string, count: number): Promise<void> {
+  for (let done = 0; done < count; done += 100) {
+    await deps.db.transaction(async (tx) => {
+      for (let i = done; i < Math.min(count, done + 100); i++) {
+        const callId = newId();
+        await emitEvent(tx, {
+          organizationId: orgId,
+          eventType: 'call.completed',
+          resourceId: callId,
+          callId,
+          factKey: callId,
+          data: sampleData(i),
+          createdAt: deps.clock.now(),
+        });
+      }
+    });
+  }
+}
+
+async function pendingCount(db: Db, orgId: string): Promise<number> {
+  const r = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM webhook_deliveries WHERE organization_id = $1 AND status = 'pending' AND NOT held
+        AND next_attempt_at <= now() + interval '1 hour'`,
+    [orgId],
+  );
+  return r.rows[0].n;
+}
+
+/** Seeds `total` waiting deliveries: 90 % of paused subscriptions, 10 % retries due tomorrow. */
+async function seedWaiting(db: Db, orgId: string, total: number): Promise<void> {
+  const t = now();
+  const events = Math.max(1, Math.ceil(total / 10));
+  const body = JSON.stringify({ api_version: '2026-06-15', event_type: 'call.completed', data: sampleData(0) });
+  await db.query(
+    `INSERT INTO events (id, organization_id, event_type, resource_id, call_id, body, created_at)
+     SELECT gen_random_uuid(), $1, 'call.completed', gen_random_uuid(), NULL, $2, now() - interval '1 day'
+       FROM generate_series(1, $3)`,
+    [orgId, body, events],
+  );
+  const subs: { id: string; state: string }[] = [];
+  for (let i = 0; i < 10; i++) {
+    const id = newId();
+    const state = i < 9 ? 'paused' : 'active';
+    await db.query(
+      `INSERT INTO webhook_subscriptions (id, organization_id, url, state, last_verified_at, created_at, updated_at)
+       VALUES ($1, $2, 'https://down.example.com/hooks', $3, now(), now(), now())`,
+      [id, orgId, state],
+    );
+    subs.push({ id, state });
+  }
+  for (const s of subs) {
+    await db.query(
+      `INSERT INTO webhook_deliveries (id, organization_id, subscription_id, event_id, event_type, status,
+         attempts, next_attempt_at, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, $2, e.id, 'call.completed', 'pending', $3::int,
+              CASE WHEN $3::int = 0 THEN now() - interval '1 hour' ELSE now() + interval '1 day' END, now(), now()
+         FROM (SELECT id FROM events WHERE organization_id = $1 AND call_id IS NULL LIMIT $4) e`,
+      [orgId, s.id, s.state === 'paused' ? 0 : 2, Math.ceil(total / 10)],
+    );
+  }
+  await db.exec('VACUUM ANALYZE');
+  log(`  seeded ${total.toLocaleString('en')} waiting deliveries in ${((now() - t) / 1000).toFixed(1)} s`);
+}
+
+async function measureThroughput(deps: Deps, orgId: string, label: string): Promise<number> {
+  await emitBurst(deps, orgId, EVENTS);
+  const expected = await pendingCount(deps.db, orgId);
+  const worker = createDeliveryWorker(deps, { concurrency: CONCURRENCY });
+  const t = now();
+  await worker.start();
+  while ((await pendingCount(deps.db, orgId)) > 0) await new Promise((r) => setTimeout(r, 50));
+  const seconds = (now() - t) / 1000;
+  await worker.stop();
+  const rate = expected / seconds;
+  log(`  ${label}: ${expected.toLocaleString('en')} deliveries in ${seconds.toFixed(2)} s = ${Math.round(rate)} deliveries/s`);
+  return rate;
+}
+
+async function main() {
+  const url = await freshDatabase();
+  const db = await openPostgres(url, { max: 20 });
+  await migrate(db);
+  const receiver = await startReceiver();
+  const deps: Deps = {
+    db,
+    clock: systemClock,
+    config: loadConfig({ DATA_DIR: await mkdtemp(join(tmpdir(), 'cc-bench-')), WEBHOOK_ALLOW_PRIVATE_TARGETS: '1', LOG_LEVEL: 'silent' }),
+    keys: deriveKeys(randomBytes(32)),
+    store: fileBlobStore(join(tmpdir(), 'cc-bench-recordings')),
+    log: createLogger('silent'),
+    adminToken: 'bench-admin-token-0123456789',
+  };
+  log(`Webhook benchmark — ${new Date().toISOString()} — ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);
+  log(`PostgreSQL ${(await db.query<{ v: string }>('SHOW server_version')).rows[0].v}; concurrency ${CONCURRENCY}`);
+
+  // 1. Ceiling: the same client and headers, no database.
+  const body = JSON.stringify({ api_version: '2026-06-15', event_id: newId(), event_type: 'call.completed', data: sampleData(1) });
+  const client = createWebhookClient({ allowPrivateTargets: true });
+  const secret = `whsec_${randomBytes(24).toString('base64url')}`;
+  let sent = 0;
+  const t0 = now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (sent < CEILING_POSTS) {
+        sent++;
+        const headers = deliveryHeaders({
+          secret,
+          body,
+          timestampSeconds: Math.floor(Date.now() / 1000),
+          eventId: newId(),
+          eventType: 'call.completed',
+        });
+        const r = await client.post(receiver.url, body, headers);
+        if (r.kind !== 'response' || r.status !== 200) throw new Error(`ceiling post failed: ${JSON.stringify(r)}`);
+      }
+    }),
+  );
+  const ceiling = CEILING_POSTS / ((now() - t0) / 1000);
+  await client.close();
+  log(`ceiling (signed POSTs, no database): ${Math.round(ceiling)} requests/s`);
+
+  // Organization and receiving subscriptions.
+  const orgId = newId();
+  await db.query(`INSERT INTO organizations (id, name, created_at) VALUES ($1, 'Bench', now())`, [orgId]);
+  const subIds: string[] = [];
+  for (let i = 0; i < SUBSCRIPTIONS; i++) {
+    const id = newId();
+    subIds.push(id);
+    await db.query(
+      `INSERT INTO webhook_subscriptions (id, organization_id, url, state, last_verified_at, created_at, updated_at)
+       VALUES ($1, $2, $3, 'active', now(), now(), now())`,
+      [id, orgId, receiver.url],
+    );
+    await db.query(
+      `INSERT INTO webhook_secrets (id, subscription_id, organization_id, ciphertext, status, kind, created_at, activated_at)
+       VALUES ($1, $2, $3, $4, 'active', 'initial', now(), now())`,
+      [newId(), id, orgId, encryptSecret(deps.keys.secretEncryptionKey, secret)],
+    );
+  }
+
+  // 2. Idle latency: one subscription receives; the others are paused meanwhile.
+  await db.query(`UPDATE webhook_subscriptions SET state = 'paused' WHERE id = ANY ($1::uuid[])`, [subIds.slice(1)]);
+  const arrivals = new Map<string, number>();
+  receiver.child.on('message', (m: { id?: string; at?: number }) => {
+    if (m.id && m.at) arrivals.set(m.id, m.at);
+  });
+  receiver.child.send('report-on');
+  const worker = createDeliveryWorker(deps, { concurrency: CONCURRENCY });
+  await worker.start();
+  const latencies: number[] = [];
+  for (let i = 0; i < LATENCY_EVENTS; i++) {
+    const started = now();
+    const callId = newId();
+    const { eventId } = await db.transaction((tx) =>
+      emitEvent(tx, {
+        organizationId: orgId,
+        eventType: 'call.completed',
+        resourceId: callId,
+        callId,
+        factKey: callId,
+        data: sampleData(i),
+        createdAt: new Date(),
+      }),
+    );
+    while (!arrivals.has(eventId)) await new Promise((r) => setTimeout(r, 1));
+    latencies.push(arrivals.get(eventId)! - started);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await worker.stop();
+  receiver.child.send('report-off');
+  latencies.sort((a, b) => a - b);
+  const p50 = pct(latencies, 50);
+  const p99 = pct(latencies, 99);
+  log(`idle latency (emit → receiver), ${LATENCY_EVENTS} events: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms`);
+  // Paused meanwhile: those deliveries were held; skip them so the bursts start from a clean queue.
+  await db.query(`UPDATE webhook_deliveries SET status = 'skipped', reason = 'bench' WHERE status = 'pending'`);
+  await db.query(`UPDATE webhook_subscriptions SET state = 'active' WHERE id = ANY ($1::uuid[])`, [subIds]);
+
+  // 3. Throughput with 1,000 and with 1,000,000 deliveries waiting.
+  const otherOrg = newId();
+  await db.query(`INSERT INTO organizations (id, name, created_at) VALUES ($1, 'Backlog', now())`, [otherOrg]);
+  await seedWaiting(db, otherOrg, 1_000);
+  const small = await measureThroughput(deps, orgId, 'burst with 1,000 waiting');
+  await seedWaiting(db, otherOrg, 999_000);
+  const large = await measureThroughput(deps, orgId, 'burst with 1,000,000 waiting');
+
+  const ratio = (x: number) => `${Math.round(x * 100)} %`;
+  log('');
+  log('| measure | result | target |');
+  log('| --- | --- | --- |');
+  log(`| ceiling: signed POSTs, same client, concurrency ${CONCURRENCY}, no database | ${Math.round(ceiling)} req/s | baseline |`);
+  log(`| deliveries/s, burst of ${(EVENTS * SUBSCRIPTIONS).toLocaleString('en')}, 1,000 waiting | ${Math.round(small)} (${ratio(small / ceiling)} of ceiling) | ≥ 40 % |`);
+  log(`| deliveries/s, same burst, 1,000,000 waiting | ${Math.round(large)} (${ratio(large / small)} of the 1,000 case) | ≥ 90 % |`);
+  log(`| idle latency p50 / p99 | ${p50.toFixed(1)} ms / ${p99.toFixed(1)} ms | p99 ≤ 50 ms |`);
+
+  receiver.child.kill('SIGTERM');
+  await db.close();
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench:webhooks failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
