@@ -13,6 +13,12 @@ import type { Queryable } from '../../db/types.ts';
  *
  * Returns what an attempt needs: the stored body bytes, the URL, and the encrypted signing secret —
  * the delivery's own secret_id for a rotation test, else the subscription's active secret.
+ *
+ * The claim commits with synchronous_commit off (set_config(…, true) in its output: local to this
+ * one statement's transaction, evaluated for every leased row): it only writes leases, and a lease
+ * lost in a database crash just means the row is due again — the at-least-once retry we promise
+ * anyway. That saves a WAL flush (~4 ms on the benchmark machine) between an event and its POST,
+ * in one round trip.
  */
 export const CLAIM_DELIVERIES_SQL = `
 WITH due AS (
@@ -36,7 +42,8 @@ WITH due AS (
 SELECT c.id, c.organization_id, c.subscription_id, c.event_id, c.attempts, c.secret_id AS rotation_secret_id,
        e.event_type, e.call_id, e.body, e.created_at AS event_created_at,
        s.url, (s.consecutive_transient_failures > 0 OR s.consecutive_gone > 0) AS has_failures,
-       k.id AS signing_secret_id, k.ciphertext AS signing_secret_ciphertext
+       k.id AS signing_secret_id, k.ciphertext AS signing_secret_ciphertext,
+       set_config('synchronous_commit', 'off', true) AS async_commit
   FROM claimed c
   JOIN events e ON e.id = c.event_id
   JOIN webhook_subscriptions s ON s.id = c.subscription_id

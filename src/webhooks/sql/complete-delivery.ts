@@ -7,9 +7,15 @@ import type { Db } from '../../db/types.ts';
  * webhook_call_reach rows that later let deletion events through.
  *
  * A success resets the subscription's consecutive counters. Most subscriptions have none to reset
- * (the claim reports it), and then the batch is a single statement with no explicit transaction;
- * otherwise the counters are reset first, in a transaction, locking subscriptions in id order —
- * the order every writer uses (subscription, then its deliveries), so no deadlock with a pause.
+ * (the claim reports it) and the statement is skipped; otherwise the counters are reset first,
+ * locking subscriptions in id order — the order every writer uses (subscription, then its
+ * deliveries), so no deadlock with a pause.
+ *
+ * The batch commits with synchronous_commit off (set_config(…, true) in the statement: local to its
+ * transaction, so no wait for the WAL flush, and one round trip). If the database itself
+ * crashes within the last fraction of a second, a success can be lost: the row is still pending under
+ * an expired lease and is delivered again — a duplicate, which at-least-once delivery allows and
+ * receivers dedupe on event_id. Failures (pauses, e-mails, dead letters) commit durably.
  */
 export const RESET_COUNTERS_SQL = `
 UPDATE webhook_subscriptions s
@@ -45,7 +51,7 @@ WITH input AS (
     FROM input i WHERE i.reach_call_id IS NOT NULL
   ON CONFLICT (subscription_id, call_id) DO NOTHING
 )
-SELECT count(*)::int AS n FROM done`;
+SELECT count(*)::int AS n, set_config('synchronous_commit', 'off', true) AS async_commit FROM done`;
 
 export interface DeliverySuccess {
   deliveryId: string;

@@ -1,0 +1,42 @@
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { tmpdir, loadavg } from 'node:os';
+import { systemClock } from '../src/clock.ts';
+import { loadConfig } from '../src/config.ts';
+import { openPostgres } from '../src/db/postgres.ts';
+import { newId } from '../src/ids.ts';
+import { deriveKeys } from '../src/keys.ts';
+import { createLogger } from '../src/log.ts';
+import { fileBlobStore } from '../src/recordings/store.ts';
+import { emitEvent } from '../src/webhooks/outbox.ts';
+import { encryptSecret } from '../src/webhooks/secret-box.ts';
+import { createDeliveryWorker } from '../src/webhooks/worker.ts';
+const now = () => performance.now();
+const db0 = await openPostgres('postgres://postgres@127.0.0.1:5432/cc_bench_webhooks', { max: 20 });
+const stats = new Map<string, { n: number; ms: number; rows: number }>();
+const rec = (k: string, ms: number, rows = 0) => { const s = stats.get(k) ?? { n: 0, ms: 0, rows: 0 }; s.n++; s.ms += ms; s.rows += rows; stats.set(k, s); };
+const wrap = (q: any) => ({ async query(sql: string, p?: any) { const t = now(); const r = await q.query(sql, p); rec(sql.trim().slice(0, 25).replace(/\s+/g, ' '), now() - t, r.rowCount); return r; } });
+const db = { ...db0, ...wrap(db0), async transaction(fn: any) { const t = now(); try { return await db0.transaction((tx) => fn(wrap(tx))); } finally { rec('TX', now() - t); } } } as typeof db0;
+const child = fork(join(import.meta.dirname, 'webhook-receiver.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const port = await new Promise<number>((r) => child.once('message', (m: any) => r(m.port)));
+const deps: any = { db, clock: systemClock, config: loadConfig({ DATA_DIR: tmpdir(), WEBHOOK_ALLOW_PRIVATE_TARGETS: '1', LOG_LEVEL: 'silent' }), keys: deriveKeys(randomBytes(32)), store: fileBlobStore(tmpdir()), log: createLogger('silent'), adminToken: 'x'.repeat(20) };
+const orgId = newId();
+await db0.query(`INSERT INTO organizations (id, name, created_at) VALUES ($1, 'T', now())`, [orgId]);
+for (let i = 0; i < 10; i++) {
+  const sid = newId();
+  await db0.query(`INSERT INTO webhook_subscriptions (id, organization_id, url, state, last_verified_at, created_at, updated_at) VALUES ($1,$2,$3,'active',now(),now(),now())`, [sid, orgId, `http://127.0.0.1:${port}/h`]);
+  await db0.query(`INSERT INTO webhook_secrets (id, subscription_id, organization_id, ciphertext, status, kind, created_at, activated_at) VALUES ($1,$2,$3,$4,'active','initial',now(),now())`, [newId(), sid, orgId, encryptSecret(deps.keys.secretEncryptionKey, 'whsec_x')]);
+}
+const N = Number(process.env.N ?? 1000);
+for (let d = 0; d < N; d += 100) await db0.transaction(async (tx) => { for (let i = d; i < d + 100; i++) { const c = newId(); await emitEvent(tx, { organizationId: orgId, eventType: 'call.completed', resourceId: c, callId: c, factKey: c, data: { x: i, pad: 'y'.repeat(1200) }, createdAt: new Date() }); } });
+stats.clear();
+const w = createDeliveryWorker(deps, { concurrency: Number(process.env.C ?? 64) });
+const t = now();
+await w.start();
+for (;;) { const r = await db0.query<{ n: number }>(`SELECT count(*)::int n FROM webhook_deliveries WHERE organization_id=$1 AND status='pending'`, [orgId]); if (r.rows[0].n === 0) break; await new Promise((r) => setTimeout(r, 50)); }
+const s = (now() - t) / 1000;
+await w.stop();
+console.log('load', loadavg()[0].toFixed(1), 'rate', Math.round(N * 10 / s), '/s');
+for (const [k, v] of stats) console.log(k.padEnd(28), 'n', v.n, 'avg ms', (v.ms / v.n).toFixed(2), 'total ms', Math.round(v.ms), 'avg rows', (v.rows / v.n).toFixed(1));
+child.kill(); await db0.close();
