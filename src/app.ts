@@ -3,14 +3,15 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { apiRoutes } from './api/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import type { Deps } from './deps.ts';
-import { installErrorHandling, safeRequestSerializer } from './http/error-handler.ts';
+import { frameworkErrors, installErrorHandling, safeRequestSerializer } from './http/error-handler.ts';
 
 /** The public listener: /api/v1 (REST + recording downloads), the console. server.ts only listens. */
 export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log,
     disableRequestLogging: false,
-    trustProxy: false,
+    trustProxy: deps.config.trustProxy,
+    frameworkErrors: frameworkErrors(deps.clock),
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
   });

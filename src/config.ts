@@ -38,6 +38,12 @@ const schema = z.object({
   SMTP_URL: z.string().optional(),
   /** Sender address of service e-mail. */
   MAIL_FROM: z.string().default('Call Capture <no-reply@callcap.local>'),
+  /**
+   * Which proxies to trust for the client address (rate limiting of failed authentication, logs):
+   * unset = none (the socket address is the client); "1"/"true" = every hop; otherwise a
+   * comma-separated list of addresses/CIDRs, as Fastify's trustProxy takes.
+   */
+  TRUST_PROXY: z.string().default(''),
   /** Log level of the JSON logger. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -46,6 +52,7 @@ export type Env = z.infer<typeof schema>;
 
 export interface Config extends Env {
   publicBaseUrl: string;
+  trustProxy: boolean | string;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -56,5 +63,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const cfg = parsed.data;
   const publicBaseUrl = (cfg.PUBLIC_BASE_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/+$/, '');
-  return { ...cfg, publicBaseUrl };
+  const tp = cfg.TRUST_PROXY.trim();
+  const trustProxy =
+    tp === '' || tp === '0' || tp === 'false' ? false : tp === '1' || tp === 'true' ? true : tp;
+  return { ...cfg, publicBaseUrl, trustProxy };
 }

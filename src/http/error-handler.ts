@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, errorBody } from '../api/errors.ts';
 import type { Clock } from '../clock.ts';
 import { DatabaseError } from '../db/types.ts';
@@ -45,4 +45,16 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
 /** Request serializer for the logger: never logs query strings (recording tokens) or headers. */
 export function safeRequestSerializer(req: { method: string; url: string; ip?: string }) {
   return { method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip };
+}
+
+/**
+ * Fastify's own early errors (a malformed percent-encoding in the path, say) are answered in the
+ * spec's error shape too, instead of Fastify's default body.
+ */
+export function frameworkErrors(clock: Clock) {
+  return (err: FastifyError, _req: FastifyRequest, reply: FastifyReply) => {
+    reply
+      .code(400)
+      .send(errorBody('BAD_REQUEST', `The request URL is malformed (${err.code}): check its percent-encoding.`, clock.now()));
+  };
 }

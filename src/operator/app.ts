@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.ts';
-import { installErrorHandling } from '../http/error-handler.ts';
+import { frameworkErrors, installErrorHandling } from '../http/error-handler.ts';
 import { operatorRoutes } from './routes.ts';
 
 /** The operator listener (ADMIN_HOST:ADMIN_PORT): provisioning, ingestion, /healthz, /metrics. */
@@ -8,6 +8,7 @@ export async function buildOperatorApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log,
     bodyLimit: 200 * 1024 * 1024,
+    frameworkErrors: frameworkErrors(deps.clock),
     routerOptions: { ignoreTrailingSlash: true },
   });
   installErrorHandling(app, deps.clock);

@@ -34,7 +34,7 @@ WITH due AS (
    FOR UPDATE OF d SKIP LOCKED
 ), claimed AS (
   UPDATE webhook_deliveries d
-     SET lease_owner = $3, lease_expires_at = $4, next_attempt_at = $4, updated_at = $1
+     SET lease_owner = $3, lease_expires_at = $4, updated_at = $1
     FROM due
    WHERE d.id = due.id
   RETURNING d.id, d.organization_id, d.subscription_id, d.event_id, d.attempts, d.secret_id

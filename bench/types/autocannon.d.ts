@@ -1,0 +1,9 @@
+declare module 'autocannon' {
+  interface Result {
+    requests: { average: number };
+    latency: { p50: number; p99: number };
+    non2xx: number;
+  }
+  function autocannon(opts: Record<string, unknown>): Promise<Result>;
+  export default autocannon;
+}
