@@ -34,8 +34,14 @@ async function ensureDatabase(): Promise<string> {
   return u.toString();
 }
 
-function startServer(script: string, env: Record<string, string>): Promise<{ port: number; stop: () => void }> {
-  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+function startServer(
+  script: string,
+  env: Record<string, string>,
+): Promise<{ port: number; stop: () => void }> {
+  const child = spawn(process.execPath, [script], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
     rl.on('line', (line) => {
@@ -54,14 +60,21 @@ interface Result {
   non2xx: number;
 }
 
-async function load(name: string, url: string, paths: string[], headers: Record<string, string>): Promise<Result> {
+async function load(
+  name: string,
+  url: string,
+  paths: string[],
+  headers: Record<string, string>,
+): Promise<Result> {
   let i = 0;
   const r = await autocannon({
     url,
     connections: CONNECTIONS,
     duration: SECONDS,
     headers,
-    requests: [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, path: paths[i++ % paths.length] }) }],
+    requests: [
+      { setupRequest: (req: Record<string, unknown>) => ({ ...req, path: paths[i++ % paths.length] }) },
+    ],
   });
   return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx };
 }
@@ -107,32 +120,83 @@ async function main() {
     const b = `http://127.0.0.1:${baseline.port}`;
     const p = `http://127.0.0.1:${product.port}`;
     // Warm both up (connection pools, JIT, buffer cache).
-    await load('warm-up', b, ids.map((id) => `/calls/${id}`), {});
-    await load('warm-up', p, ids.map((id) => `/api/v1/calls/${id}`), auth);
-    results.push(await load('baseline: bare route, PK query', b, ids.map((id) => `/calls/${id}`), {}));
-    results.push(await load('GET /calls/{id}', p, ids.map((id) => `/api/v1/calls/${id}`), auth));
+    await load(
+      'warm-up',
+      b,
+      ids.map((id) => `/calls/${id}`),
+      {},
+    );
+    await load(
+      'warm-up',
+      p,
+      ids.map((id) => `/api/v1/calls/${id}`),
+      auth,
+    );
+    results.push(
+      await load(
+        'baseline: bare route, PK query',
+        b,
+        ids.map((id) => `/calls/${id}`),
+        {},
+      ),
+    );
+    results.push(
+      await load(
+        'GET /calls/{id}',
+        p,
+        ids.map((id) => `/api/v1/calls/${id}`),
+        auth,
+      ),
+    );
     results.push(await load('GET /calls', p, ['/api/v1/calls'], auth));
+    results.push(await load('GET /calls?limit=100&page=20', p, ['/api/v1/calls?limit=100&page=20'], auth));
     results.push(
-      await load('GET /calls?limit=100&page=20', p, ['/api/v1/calls?limit=100&page=20'], auth),
+      await load(
+        'GET /calls?status=qualified&direction=inbound',
+        p,
+        ['/api/v1/calls?status=qualified&direction=inbound'],
+        auth,
+      ),
     );
     results.push(
-      await load('GET /calls?status=qualified&direction=inbound', p, ['/api/v1/calls?status=qualified&direction=inbound'], auth),
+      await load(
+        'GET /calls?dateFrom&dateTo',
+        p,
+        ['/api/v1/calls?dateFrom=2026-03-01&dateTo=2026-03-31'],
+        auth,
+      ),
     );
     results.push(
-      await load('GET /calls?dateFrom&dateTo', p, ['/api/v1/calls?dateFrom=2026-03-01&dateTo=2026-03-31'], auth),
+      await load(
+        'GET /calls?phone=<full number>',
+        p,
+        phones.map((ph) => `/api/v1/calls?phone=${ph}`),
+        auth,
+      ),
     );
-    results.push(await load('GET /calls?phone=<full number>', p, phones.map((ph) => `/api/v1/calls?phone=${ph}`), auth));
     results.push(await load('GET /me', p, ['/api/v1/me'], auth));
   } finally {
     baseline.stop();
     product.stop();
     await db.query('DELETE FROM api_keys WHERE id = $1', [keyId]);
-    await db.query(`DELETE FROM rate_limit_windows WHERE bucket IN ($1, $2)`, [`key:${keyId}`, `org:${BIG_ORG}`]);
+    await db.query(`DELETE FROM rate_limit_windows WHERE bucket IN ($1, $2)`, [
+      `key:${keyId}`,
+      `org:${BIG_ORG}`,
+    ]);
     await db.close();
   }
   const base = results[0].rps;
-  log(`\nREST benchmark — ${new Date().toISOString()} — ${CONNECTIONS} connections, ${SECONDS} s per scenario`);
-  log('scenario'.padEnd(52) + 'req/s'.padStart(9) + 'p50 ms'.padStart(9) + 'p99 ms'.padStart(9) + 'vs base'.padStart(9) + 'non-2xx'.padStart(9));
+  log(
+    `\nREST benchmark — ${new Date().toISOString()} — ${CONNECTIONS} connections, ${SECONDS} s per scenario`,
+  );
+  log(
+    'scenario'.padEnd(52) +
+      'req/s'.padStart(9) +
+      'p50 ms'.padStart(9) +
+      'p99 ms'.padStart(9) +
+      'vs base'.padStart(9) +
+      'non-2xx'.padStart(9),
+  );
   for (const r of results) {
     log(
       r.name.padEnd(52) +

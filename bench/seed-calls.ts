@@ -47,7 +47,9 @@ export async function seedCalls(db: Db, log: (s: string) => void): Promise<void>
                  FROM generate_series($1::int, $2::int) g) s`,
       [start, Math.min(start + batch, TOTAL) - 1, BIG, BIG_ORG, OTHER_ORGS],
     );
-    log(`  seeded ${Math.min(start + batch, TOTAL).toLocaleString()} calls (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+    log(
+      `  seeded ${Math.min(start + batch, TOTAL).toLocaleString()} calls (${((Date.now() - t0) / 1000).toFixed(0)} s)`,
+    );
   }
   await db.query(
     `INSERT INTO call_analyses (call_id, organization_id, transcript_original, language, analysis, followup_email,

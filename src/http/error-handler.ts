@@ -12,16 +12,25 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
     const now = clock.now();
     if (err instanceof ApiError) {
       if (err.status >= 500) req.log.error({ err: err.cause ?? err }, 'request failed');
-      return reply.code(err.status).headers(err.headers).send(errorBody(err.code, err.message, now));
+      return reply
+        .code(err.status)
+        .headers(err.headers)
+        .send(errorBody(err.code, err.message, now));
     }
     if (err instanceof DatabaseError) {
       req.log.error({ err }, 'database error');
       return reply
         .code(500)
-        .send(errorBody('DATABASE_ERROR', 'The service could not complete the request; retry with backoff.', now));
+        .send(
+          errorBody('DATABASE_ERROR', 'The service could not complete the request; retry with backoff.', now),
+        );
     }
     const fe = err as FastifyError;
-    if (fe.validation || fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+    if (
+      fe.validation ||
+      fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ||
+      fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+    ) {
       return reply.code(fe.statusCode ?? 400).send(errorBody('BAD_REQUEST', fe.message, now));
     }
     if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
@@ -32,7 +41,11 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
       return reply.code(fe.statusCode).send(errorBody('BAD_REQUEST', fe.message, now));
     }
     req.log.error({ err }, 'unhandled error');
-    return reply.code(500).send(errorBody('DATABASE_ERROR', 'The service could not complete the request; retry with backoff.', now));
+    return reply
+      .code(500)
+      .send(
+        errorBody('DATABASE_ERROR', 'The service could not complete the request; retry with backoff.', now),
+      );
   });
 
   app.setNotFoundHandler((req, reply) => {
@@ -55,6 +68,12 @@ export function frameworkErrors(clock: Clock) {
   return (err: FastifyError, _req: FastifyRequest, reply: FastifyReply) => {
     reply
       .code(400)
-      .send(errorBody('BAD_REQUEST', `The request URL is malformed (${err.code}): check its percent-encoding.`, clock.now()));
+      .send(
+        errorBody(
+          'BAD_REQUEST',
+          `The request URL is malformed (${err.code}): check its percent-encoding.`,
+          clock.now(),
+        ),
+      );
   };
 }

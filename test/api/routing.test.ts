@@ -133,5 +133,8 @@ test('every /api/v1 answer, errors included, carries Cache-Control: no-store', a
 test('a malformed percent-encoding in the path answers 400 BAD_REQUEST in the error shape', async () => {
   const res = await h.app.inject({ method: 'GET', url: '/api/v1/calls/%zz', headers: bearer(key) });
   const body = assertErrorShape(res, 400, 'BAD_REQUEST');
-  assert.match(body.error.message, /^The request URL is malformed \(FST_ERR_BAD_URL\): check its percent-encoding\.$/);
+  assert.match(
+    body.error.message,
+    /^The request URL is malformed \(FST_ERR_BAD_URL\): check its percent-encoding\.$/,
+  );
 });

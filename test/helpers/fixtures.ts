@@ -7,14 +7,26 @@ const T0 = new Date('2026-06-01T00:00:00.000Z');
 
 export async function insertOrg(
   db: Queryable,
-  o: { name?: string; entitlement?: 'active' | 'inactive'; country?: string | null; accountRateLimit?: number } = {},
+  o: {
+    name?: string;
+    entitlement?: 'active' | 'inactive';
+    country?: string | null;
+    accountRateLimit?: number;
+  } = {},
 ): Promise<{ orgId: string; ownerId: string }> {
   const orgId = newId();
   const ownerId = newId();
   await db.query(
     `INSERT INTO organizations (id, name, entitlement, country, account_rate_limit_per_hour, created_at)
      VALUES ($1, $2, $3, $4, $5, $6)`,
-    [orgId, o.name ?? 'Acme Plumbing', o.entitlement ?? 'active', o.country ?? null, o.accountRateLimit ?? 5000, T0],
+    [
+      orgId,
+      o.name ?? 'Acme Plumbing',
+      o.entitlement ?? 'active',
+      o.country ?? null,
+      o.accountRateLimit ?? 5000,
+      T0,
+    ],
   );
   await db.query(
     `INSERT INTO users (id, organization_id, email, password_hash, role, created_at) VALUES ($1, $2, $3, $4, 'owner', $5)`,
@@ -32,7 +44,16 @@ export async function insertApiKey(
   await db.query(
     `INSERT INTO api_keys (id, organization_id, user_id, prefix, key_hash, scopes, rate_limit_per_hour, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [keyId, k.orgId, k.userId, prefix, hash, k.scopes ?? ['read.calls', 'read.recordings'], k.rateLimit ?? 1000, T0],
+    [
+      keyId,
+      k.orgId,
+      k.userId,
+      prefix,
+      hash,
+      k.scopes ?? ['read.calls', 'read.recordings'],
+      k.rateLimit ?? 1000,
+      T0,
+    ],
   );
   return { keyId, key };
 }
