@@ -9,7 +9,6 @@ import { frameworkErrors, installErrorHandling, safeRequestSerializer } from './
 export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log,
-    disableRequestLogging: false,
     trustProxy: deps.config.trustProxy,
     frameworkErrors: frameworkErrors(deps.clock),
     bodyLimit: 1024 * 1024,
