@@ -68,6 +68,7 @@ export function frameworkErrors(clock: Clock) {
   return (err: FastifyError, _req: FastifyRequest, reply: FastifyReply) => {
     reply
       .code(400)
+      .header('cache-control', 'no-store')
       .send(
         errorBody(
           'BAD_REQUEST',

@@ -12,6 +12,7 @@ import { createLogger } from '../../src/log.ts';
 import { buildOperatorApp } from '../../src/operator/app.ts';
 import { fileBlobStore } from '../../src/recordings/store.ts';
 import { createTestDb } from './db.ts';
+import { checkApiResponse } from './openapi-check.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -48,6 +49,7 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
     adminToken: ADMIN_TOKEN,
   };
   const app = await buildPublicApp(deps);
+  checkEveryApiResponse(app);
   const operator = await buildOperatorApp(deps);
   await app.ready();
   await operator.ready();
@@ -66,4 +68,27 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Every answer the public app gives under /api/v1 in any test is checked against the OpenAPI
+ * document (status documented, body and headers valid): a response the document does not describe
+ * fails the test that received it.
+ */
+function checkEveryApiResponse(app: FastifyInstance): void {
+  const inject = app.inject.bind(app) as (
+    opts: unknown,
+  ) => Promise<Awaited<ReturnType<FastifyInstance['inject']>>>;
+  const checked = async (opts: unknown) => {
+    const res = await inject(opts);
+    const o = (typeof opts === 'string' ? { url: opts } : opts) as {
+      method?: string;
+      url?: string;
+      path?: string;
+    };
+    const url = o.url ?? o.path ?? '/';
+    checkApiResponse(o.method ?? 'GET', url, res);
+    return res;
+  };
+  (app as unknown as { inject: typeof checked }).inject = checked;
 }

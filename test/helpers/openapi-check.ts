@@ -93,3 +93,43 @@ export function assertErrorShape(res: ResponseLike, status: number, code: string
   assert.equal(body.error.code, code);
   return body;
 }
+
+const templates = Object.keys(doc.paths ?? {}).map((t) => ({
+  template: t,
+  re: new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`),
+}));
+
+/**
+ * Checks any answer under /api/v1 against the document: an operation's answer against that
+ * operation, anything else (unknown route, other method, malformed URL) against the error shape.
+ * The test harness runs it on every response its public app returns.
+ */
+export function checkApiResponse(method: string, url: string, res: ResponseLike): void {
+  const base = '/api/v1';
+  const path = url.split('?')[0];
+  if (!path.startsWith(base)) return;
+  const rest = path.slice(base.length).replace(/(.)\/+$/, '$1') || '/';
+  // The document itself is not one of its operations.
+  if (rest === '/openapi.json' && res.statusCode === 200) return;
+  const m = method.toLowerCase();
+  const decodable = (() => {
+    try {
+      decodeURIComponent(rest);
+      return true;
+    } catch {
+      return false; // a malformed URL never reaches an operation
+    }
+  })();
+  const hit = decodable && templates.find((t) => t.re.test(rest) && doc.paths[t.template][m]);
+  if (hit && res.statusCode !== 405) {
+    assertMatchesOpenApi(method, hit.template, res);
+    return;
+  }
+  if (m === 'head') return;
+  const body = JSON.parse(res.body);
+  const validate = ajv.getSchema(`${DOC_ID}#/components/schemas/Error`)!;
+  assert.ok(
+    validate(body),
+    `${method} ${path} → ${res.statusCode}: error shape: ${ajv.errorsText(validate.errors)}`,
+  );
+}
