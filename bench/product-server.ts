@@ -8,7 +8,7 @@ import { fileBlobStore } from '../src/recordings/store.ts';
 
 /** The product's public app on PostgreSQL, as `callcap serve --role api` runs it. Prints its port. */
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', DATA_DIR: '/tmp/callcap-bench' });
-const db = await openPostgres(process.env.BENCH_DB_URL!, { max: 20 });
+const db = await openPostgres(process.env.BENCH_DB_URL!, { max: Number(process.env.BENCH_POOL ?? 20) });
 const app = await buildPublicApp({
   db,
   clock: systemClock,

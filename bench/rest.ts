@@ -7,8 +7,16 @@
  * BENCH_DATABASE_URL  server to use (default postgres://postgres@127.0.0.1:5432/test)
  * BENCH_SECONDS       seconds per scenario (default 10)
  * BENCH_CONNECTIONS   concurrent connections (default 50)
+ * BENCH_ROUNDS        rounds of all scenarios, baseline first in each (default 1); with more than one,
+ *                     medians are printed, and the ratio is the median of each round's ratio, so that
+ *                     load drifting on a shared machine hits baseline and product alike
+ * BENCH_ONLY          regular expression: only the product scenarios whose name matches (baseline always)
+ *
+ * Each line also shows the CPU time per request of the server process, of its PostgreSQL backends
+ * and of autocannon (all three share the machine), which tells where a scenario's time goes.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -21,6 +29,9 @@ const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const DB_NAME = 'cc_bench_rest';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const ONLY = new RegExp(process.env.BENCH_ONLY ?? '');
+const BASELINE = 'baseline: bare route, PK query';
 const log = (s: string) => process.stdout.write(s + '\n');
 
 async function ensureDatabase(): Promise<string> {
@@ -37,7 +48,7 @@ async function ensureDatabase(): Promise<string> {
 function startServer(
   script: string,
   env: Record<string, string>,
-): Promise<{ port: number; stop: () => void }> {
+): Promise<{ port: number; pid: number; stop: () => void }> {
   const child = spawn(process.execPath, [script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -46,7 +57,7 @@ function startServer(
     const rl = createInterface({ input: child.stdout! });
     rl.on('line', (line) => {
       const m = /^PORT (\d+)/.exec(line);
-      if (m) resolve({ port: Number(m[1]), stop: () => child.kill('SIGTERM') });
+      if (m) resolve({ port: Number(m[1]), pid: child.pid!, stop: () => child.kill('SIGTERM') });
     });
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
@@ -58,17 +69,41 @@ interface Result {
   p50: number;
   p99: number;
   non2xx: number;
+  /** CPU milliseconds per request: the server process, its PostgreSQL backends, this load generator */
+  cpu: { server: number; db: number; load: number };
+}
+
+/** utime + stime of a process in clock ticks (Linux /proc; 0 when unreadable). */
+function ticks(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+}
+const TICK_MS = 10; // USER_HZ = 100 on Linux
+
+interface Target {
+  url: string;
+  pid: number;
+  /** backends of the bench database (the servers' pools), for the database's share of the CPU */
+  backends: () => Promise<number[]>;
 }
 
 async function load(
   name: string,
-  url: string,
+  target: Target,
   paths: string[],
   headers: Record<string, string>,
 ): Promise<Result> {
   let i = 0;
-  const r = await autocannon({
-    url,
+  const pids = new Set(await target.backends());
+  const before = new Map([...pids].map((p) => [p, ticks(p)]));
+  const server0 = ticks(target.pid);
+  const self0 = process.cpuUsage();
+  const run = autocannon({
+    url: target.url,
     connections: CONNECTIONS,
     duration: SECONDS,
     headers,
@@ -76,8 +111,38 @@ async function load(
       { setupRequest: (req: Record<string, unknown>) => ({ ...req, path: paths[i++ % paths.length] }) },
     ],
   });
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx };
+  // Pools open connections on demand: take the backends again once the load is running.
+  await new Promise((r) => setTimeout(r, 1000));
+  for (const p of await target.backends()) if (!pids.has(p)) before.set(p, ticks(p));
+  const r = await run;
+  const self = process.cpuUsage(self0);
+  let db = 0;
+  for (const [p, t0] of before) db += Math.max(0, ticks(p) - t0);
+  const n = Math.max(1, r.requests.total);
+  return {
+    name,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    cpu: {
+      server: ((ticks(target.pid) - server0) * TICK_MS) / n,
+      db: (db * TICK_MS) / n,
+      load: (self.user + self.system) / 1000 / n,
+    },
+  };
 }
+
+interface Scenario {
+  name: string;
+  on: 'baseline' | 'product';
+  paths: string[];
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
 
 async function main() {
   const url = await ensureDatabase();
@@ -111,70 +176,55 @@ async function main() {
     )
   ).rows.map((r) => encodeURIComponent(r.p));
 
+  const scenarios: Scenario[] = [
+    { name: BASELINE, on: 'baseline', paths: ids.map((id) => `/calls/${id}`) },
+    { name: 'GET /calls/{id}', on: 'product', paths: ids.map((id) => `/api/v1/calls/${id}`) },
+    { name: 'GET /calls', on: 'product', paths: ['/api/v1/calls'] },
+    { name: 'GET /calls?limit=100&page=20', on: 'product', paths: ['/api/v1/calls?limit=100&page=20'] },
+    {
+      name: 'GET /calls?status=qualified&direction=inbound',
+      on: 'product',
+      paths: ['/api/v1/calls?status=qualified&direction=inbound'],
+    },
+    {
+      name: 'GET /calls?dateFrom&dateTo',
+      on: 'product',
+      paths: ['/api/v1/calls?dateFrom=2026-03-01&dateTo=2026-03-31'],
+    },
+    {
+      name: 'GET /calls?phone=<full number>',
+      on: 'product',
+      paths: phones.map((ph) => `/api/v1/calls?phone=${ph}`),
+    },
+    { name: 'GET /me', on: 'product', paths: ['/api/v1/me'] },
+  ].filter((s) => s.on === 'baseline' || ONLY.test(s.name)) as Scenario[];
+
   const env = { BENCH_DB_URL: url, BENCH_ORG: BIG_ORG };
   const baseline = await startServer('bench/baseline-server.ts', env);
   const product = await startServer('bench/product-server.ts', env);
-  const auth = { authorization: `Bearer ${key}` };
-  const results: Result[] = [];
+  const backends = async () =>
+    (
+      await db.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+        [DB_NAME],
+      )
+    ).rows.map((r) => r.pid);
+  const targets: Record<Scenario['on'], Target> = {
+    baseline: { url: `http://127.0.0.1:${baseline.port}`, pid: baseline.pid, backends },
+    product: { url: `http://127.0.0.1:${product.port}`, pid: product.pid, backends },
+  };
+  const headersOf = (s: Scenario): Record<string, string> =>
+    s.on === 'product' ? { authorization: `Bearer ${key}` } : {};
+  const rounds: Result[][] = [];
   try {
-    const b = `http://127.0.0.1:${baseline.port}`;
-    const p = `http://127.0.0.1:${product.port}`;
     // Warm both up (connection pools, JIT, buffer cache).
-    await load(
-      'warm-up',
-      b,
-      ids.map((id) => `/calls/${id}`),
-      {},
-    );
-    await load(
-      'warm-up',
-      p,
-      ids.map((id) => `/api/v1/calls/${id}`),
-      auth,
-    );
-    results.push(
-      await load(
-        'baseline: bare route, PK query',
-        b,
-        ids.map((id) => `/calls/${id}`),
-        {},
-      ),
-    );
-    results.push(
-      await load(
-        'GET /calls/{id}',
-        p,
-        ids.map((id) => `/api/v1/calls/${id}`),
-        auth,
-      ),
-    );
-    results.push(await load('GET /calls', p, ['/api/v1/calls'], auth));
-    results.push(await load('GET /calls?limit=100&page=20', p, ['/api/v1/calls?limit=100&page=20'], auth));
-    results.push(
-      await load(
-        'GET /calls?status=qualified&direction=inbound',
-        p,
-        ['/api/v1/calls?status=qualified&direction=inbound'],
-        auth,
-      ),
-    );
-    results.push(
-      await load(
-        'GET /calls?dateFrom&dateTo',
-        p,
-        ['/api/v1/calls?dateFrom=2026-03-01&dateTo=2026-03-31'],
-        auth,
-      ),
-    );
-    results.push(
-      await load(
-        'GET /calls?phone=<full number>',
-        p,
-        phones.map((ph) => `/api/v1/calls?phone=${ph}`),
-        auth,
-      ),
-    );
-    results.push(await load('GET /me', p, ['/api/v1/me'], auth));
+    for (const s of scenarios.slice(0, 2)) await load('warm-up', targets[s.on], s.paths, headersOf(s));
+    for (let round = 0; round < ROUNDS; round++) {
+      const results: Result[] = [];
+      for (const s of scenarios) results.push(await load(s.name, targets[s.on], s.paths, headersOf(s)));
+      rounds.push(results);
+      if (ROUNDS > 1) log(`  round ${round + 1}/${ROUNDS} done`);
+    }
   } finally {
     baseline.stop();
     product.stop();
@@ -185,28 +235,34 @@ async function main() {
     ]);
     await db.close();
   }
-  const base = results[0].rps;
   log(
-    `\nREST benchmark — ${new Date().toISOString()} — ${CONNECTIONS} connections, ${SECONDS} s per scenario`,
+    `\nREST benchmark — ${new Date().toISOString()} — ${CONNECTIONS} connections, ${SECONDS} s per scenario, ` +
+      `${ROUNDS} round(s)${ROUNDS > 1 ? ', medians; "vs base" is the median of each round\'s ratio' : ''}`,
   );
   log(
-    'scenario'.padEnd(52) +
-      'req/s'.padStart(9) +
-      'p50 ms'.padStart(9) +
-      'p99 ms'.padStart(9) +
+    'scenario'.padEnd(48) +
+      'req/s'.padStart(8) +
+      'p50 ms'.padStart(8) +
+      'p99 ms'.padStart(8) +
       'vs base'.padStart(9) +
-      'non-2xx'.padStart(9),
+      'non-2xx'.padStart(9) +
+      '   CPU ms/request: server + db + load',
   );
-  for (const r of results) {
+  scenarios.forEach((s, i) => {
+    const of = (f: (r: Result) => number) => median(rounds.map((rs) => f(rs[i])));
+    const ratio = median(rounds.map((rs) => rs[i].rps / rs[0].rps));
     log(
-      r.name.padEnd(52) +
-        r.rps.toFixed(0).padStart(9) +
-        String(r.p50).padStart(9) +
-        String(r.p99).padStart(9) +
-        `${((100 * r.rps) / base).toFixed(0)} %`.padStart(9) +
-        String(r.non2xx).padStart(9),
+      s.name.padEnd(48) +
+        of((r) => r.rps)
+          .toFixed(0)
+          .padStart(8) +
+        String(of((r) => r.p50)).padStart(8) +
+        String(of((r) => r.p99)).padStart(8) +
+        `${(100 * ratio).toFixed(0)} %`.padStart(9) +
+        String(of((r) => r.non2xx)).padStart(9) +
+        `   ${of((r) => r.cpu.server).toFixed(2)} + ${of((r) => r.cpu.db).toFixed(2)} + ${of((r) => r.cpu.load).toFixed(2)}`,
     );
-  }
+  });
 }
 
 main().catch((err) => {

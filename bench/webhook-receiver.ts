@@ -19,7 +19,8 @@ const server = createServer((req, res) => {
   req.resume();
   req.on('end', () => {
     count++;
-    if (report) process.send?.({ id: req.headers['service-event-id'], at: performance.timeOrigin + performance.now() });
+    if (report)
+      process.send?.({ id: req.headers['service-event-id'], at: performance.timeOrigin + performance.now() });
     res.end('ok');
   });
 });

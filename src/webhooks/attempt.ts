@@ -1,8 +1,9 @@
 /**
  * One delivery attempt of a claimed row: sign the stored body with a fresh timestamp, POST it, and
- * record the outcome. Successes go to the batch writer; a failure is applied in its own transaction
- * (the delivery rules in src/domain/delivery-outcome.ts), and a pause it causes queues the owner's
- * e-mail in that same transaction, dispatched after commit.
+ * record the outcome. Successes go to the batch writer (not awaited: the row stays leased until it
+ * is written); a failure is applied in its own transaction (the delivery rules in
+ * src/domain/delivery-outcome.ts), and a pause it causes queues the owner's e-mail in that same
+ * transaction, dispatched after commit.
  */
 import type { Deps } from '../deps.ts';
 import { type AttemptResult, classifyReply, decideAttempt } from '../domain/delivery-outcome.ts';
@@ -15,16 +16,21 @@ import { deliveryHeaders } from './signing.ts';
 import type { ClaimedDelivery } from './sql/claim-deliveries.ts';
 import type { DeliverySuccess } from './sql/complete-delivery.ts';
 import { failDelivery } from './sql/fail-delivery.ts';
-import type { Batcher } from './success-batch.ts';
 
 export interface AttemptContext {
   deps: Pick<Deps, 'db' | 'clock' | 'keys' | 'log'>;
   owner: string;
   client: WebhookClient;
   mailer: Mailer;
-  successes: Batcher<DeliverySuccess>;
+  /** Hands a 2xx to the batch writer; the attempt's slot is free before the write lands. */
+  recordSuccess(item: DeliverySuccess): void;
   random: () => number;
+  /** Decrypted signing secrets by ciphertext, so a busy subscription is not decrypted per delivery. */
+  secrets: Map<string, string>;
 }
+
+/** Entries of the decrypted-secret cache before it is emptied (ciphertexts change on rotation). */
+const SECRET_CACHE_SIZE = 1000;
 
 type Outcome =
   | { kind: 'response'; status: number; snippet: string; durationMs: number }
@@ -36,9 +42,15 @@ export function carriesCallContent(eventType: string): boolean {
 }
 
 function openSecret(ctx: AttemptContext, row: ClaimedDelivery): string | null {
-  if (!row.signingSecretCiphertext) return null;
+  const box = row.signingSecretCiphertext;
+  if (!box) return null;
+  const cached = ctx.secrets.get(box);
+  if (cached !== undefined) return cached;
   try {
-    return decryptSecret(ctx.deps.keys.secretEncryptionKey, row.signingSecretCiphertext);
+    const secret = decryptSecret(ctx.deps.keys.secretEncryptionKey, box);
+    if (ctx.secrets.size >= SECRET_CACHE_SIZE) ctx.secrets.clear();
+    ctx.secrets.set(box, secret);
+    return secret;
   } catch (err) {
     ctx.deps.log.error(
       { deliveryId: row.id, err: (err as Error).message },
@@ -72,7 +84,7 @@ export async function attemptDelivery(ctx: AttemptContext, row: ClaimedDelivery)
   const signed = secret !== null;
 
   if (outcome.kind === 'response' && classifyReply(outcome) === 'success') {
-    await ctx.successes.add({
+    ctx.recordSuccess({
       deliveryId: row.id,
       subscriptionId: row.subscriptionId,
       organizationId: row.organizationId,

@@ -72,7 +72,7 @@ export async function renderWebhookMetrics(db: Queryable, now: Date): Promise<st
     family(
       'callcap_webhook_queue_depth',
       'gauge',
-      'Pending deliveries: ready (due now), in_flight (leased), scheduled (a later retry), held (subscription not active).',
+      'Pending deliveries: ready (due), in_flight (leased), scheduled (later retry), held (subscription not active).',
       QUEUES.map((q) => [`{queue="${q}"}`, byQueue.get(q) ?? 0]),
     ),
     family(

@@ -56,6 +56,8 @@ export async function emitEvent(tx: Queryable, e: NewEvent): Promise<{ eventId: 
   );
   if (ins.rowCount === 0) return { eventId, inserted: false };
   const deletionOnly = DELETION_EVENT_TYPES.has(e.eventType);
+  // ORDER BY s.id: each new delivery share-locks its subscription (migration 0003 trigger); taking
+  // those locks in id order, like every other writer, rules out deadlocks with the delivery worker.
   const fanned = await tx.query(
     `INSERT INTO webhook_deliveries (id, organization_id, subscription_id, event_id, event_type, status,
        next_attempt_at, created_at, updated_at)
@@ -65,6 +67,7 @@ export async function emitEvent(tx: Queryable, e: NewEvent): Promise<{ eventId: 
         AND (cardinality(s.event_types) = 0 OR $3 = ANY (s.event_types))
         AND (NOT $5::boolean OR EXISTS (
               SELECT 1 FROM webhook_call_reach r WHERE r.subscription_id = s.id AND r.call_id = $6))
+      ORDER BY s.id
      ON CONFLICT (subscription_id, event_id) DO NOTHING`,
     [e.organizationId, eventId, e.eventType, e.createdAt, deletionOnly, e.callId],
   );

@@ -49,9 +49,10 @@ function displayUrl(url: string): string {
 
 export function pauseNotice(f: PauseFacts): { subject: string; body: string } {
   const url = displayUrl(f.url);
+  const quoted = (f.snippet ?? '').slice(0, 500).replace(/\n/g, '\n  ');
   const last =
     f.responseStatus !== null
-      ? `HTTP ${f.responseStatus}${f.snippet ? `, body starts with:\n  ${f.snippet.slice(0, 500).replace(/\n/g, '\n  ')}` : ' (empty body)'}`
+      ? `HTTP ${f.responseStatus}${quoted ? `, body starts with:\n  ${quoted}` : ' (empty body)'}`
       : `no reply (${f.errorClass ?? 'error'}${f.snippet ? `: ${f.snippet.slice(0, 300)}` : ''})`;
   const body = [
     `Your webhook subscription to ${url} was paused automatically at ${f.pausedAt.toISOString()}.`,

@@ -17,6 +17,10 @@
  *    nothing stays pending forever and nothing is dropped silently.
  * 4. Pause e-mails left 'queued' by a crash between commit and send: dispatched again.
  *
+ * Each pass also refreshes the statistics of webhook_deliveries (ANALYZE, a sample: cheap), so the
+ * claim keeps its index plan after a burst even where autovacuum is off; on PGlite, which has no
+ * autovacuum at all, it also VACUUMs the table so dead queue rows do not pile up.
+ *
  * Expired leases are not a gap: a claim moves next_attempt_at to the lease expiry, so a crashed
  * worker's rows are simply due again then and the ordinary claim takes them.
  */
@@ -45,6 +49,7 @@ SELECT gen_random_uuid(), e.organization_id, s.id, e.id, e.event_type, 'pending'
    AND (e.event_type <> ALL ($4::text[]) OR EXISTS (
          SELECT 1 FROM webhook_call_reach r WHERE r.subscription_id = s.id AND r.call_id = e.call_id))
    AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.event_id = e.id)
+ ORDER BY s.id, e.id
  LIMIT $5
 ON CONFLICT (subscription_id, event_id) DO NOTHING`;
 
@@ -62,7 +67,8 @@ UPDATE webhook_deliveries d SET held = true
 
 export const SKIP_DELETED_SQL = `
 UPDATE webhook_deliveries d
-   SET status = 'skipped', reason = 'subscription_deleted', lease_owner = NULL, lease_expires_at = NULL, updated_at = $1
+   SET status = 'skipped', reason = 'subscription_deleted', lease_owner = NULL, lease_expires_at = NULL,
+       updated_at = $1
   FROM webhook_subscriptions s
  WHERE s.deleted_at IS NOT NULL AND d.subscription_id = s.id AND d.status = 'pending'`;
 
@@ -98,6 +104,9 @@ export async function reconcileDeliveries(
   if (deliveriesCreated > 0 || released > 0)
     await deps.db.query(`SELECT pg_notify('webhook_deliveries', '')`);
   const emailsDispatched = opts.mailer ? await opts.mailer.dispatchStale() : 0;
+  await deps.db.query(
+    deps.db.kind === 'pglite' ? 'VACUUM (ANALYZE) webhook_deliveries' : 'ANALYZE webhook_deliveries',
+  );
   return { deliveriesCreated, released, held, skippedDeleted, emailsDispatched };
 }
 

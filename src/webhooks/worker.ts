@@ -8,16 +8,20 @@
  * for retries falling due and expired leases. Time rules read deps.clock only: tests drive a fake
  * clock and call runOnce()/drain() instead of waiting for the poll.
  *
- * Up to `concurrency` attempts are in flight per worker. Claims are batched: after a full claim the
- * worker claims again once a quarter of its slots are free, so a busy queue costs one claim query
- * per many deliveries, and a wake-up with free slots claims at once.
+ * Up to `concurrency` requests are in flight per worker. A slot is free again as soon as its reply
+ * is in: successes are written in batches behind the requests (their rows stay leased until then;
+ * claiming pauses if the writer falls 4 × concurrency behind). Claims run ahead of the slots: the
+ * worker holds up to 2.5 × concurrency rows (in flight + ready) and claims again when fewer than
+ * concurrency / 2 are ready, so a busy queue costs one claim per dozens of deliveries and no slot
+ * waits for a claim round trip; a wake-up on an idle worker claims at once. A ready row that waited
+ * past half its lease is dropped (another claim takes it when the lease expires).
  */
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../deps.ts';
 import { createMailer, type Mailer } from '../mail/mailer.ts';
-import { attemptDelivery } from './attempt.ts';
+import { type AttemptContext, attemptDelivery } from './attempt.ts';
 import { createWebhookClient, type WebhookClient } from './http-client.ts';
-import { type ClaimedDelivery, claimDeliveries } from './sql/claim-deliveries.ts';
+import { type ClaimedDelivery, claimDeliveries, releaseDeliveries } from './sql/claim-deliveries.ts';
 import { completeDeliveries, type DeliverySuccess } from './sql/complete-delivery.ts';
 import { createBatcher } from './success-batch.ts';
 
@@ -59,7 +63,6 @@ export interface DeliveryWorker {
 
 export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {}): DeliveryWorker {
   const concurrency = Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY);
-  const refillAt = Math.max(1, Math.floor(concurrency / 4));
   const leaseMs = opts.leaseMs ?? LEASE_MS;
   const owner = opts.workerId ?? `worker-${randomUUID()}`;
   const client =
@@ -72,8 +75,7 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
   const successes = createBatcher<DeliverySuccess>(async (items) => {
     await completeDeliveries(deps.db, { owner, now: deps.clock.now(), items });
   }, MAX_SUCCESS_BATCH);
-  const ctx = { deps, owner, client, mailer, successes, random: opts.random ?? Math.random };
-
+  /** Attempts whose request is in flight (or whose failure is being recorded). */
   const inFlight = new Set<Promise<void>>();
   let running = false;
   let claiming = false;
@@ -83,44 +85,87 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
   let timer: NodeJS.Timeout | undefined;
   let unlisten: (() => Promise<void>) | undefined;
 
-  function launch(row: ClaimedDelivery): Promise<void> {
-    const p = attemptDelivery(ctx, row)
+  /** Successes handed to the batch writer and not yet written; their rows stay leased meanwhile. */
+  const writes = new Set<Promise<void>>();
+  const maxPendingWrites = concurrency * 4;
+  const ctx: AttemptContext = {
+    deps,
+    owner,
+    client,
+    mailer,
+    random: opts.random ?? Math.random,
+    secrets: new Map(),
+    recordSuccess(item) {
+      const w: Promise<void> = successes
+        .add(item)
+        .catch((err: Error) => {
+          // The rows keep their leases and are delivered again when those expire (at-least-once).
+          deps.log.error({ err: err.message, deliveries: 1 }, 'webhook success not recorded');
+        })
+        .finally(() => {
+          writes.delete(w);
+          if (running && (wakeAgain || lastClaimFull) && wantMore()) kick();
+        });
+      writes.add(w);
+    },
+  };
+
+  /** Claimed rows waiting for a request slot, with their lease expiry. */
+  const ready: Array<{ row: ClaimedDelivery; leaseUntil: number }> = [];
+  /**
+   * Rows held in flight or ready: claims run ahead of the slots, so no slot waits for a claim. With
+   * a refill below concurrency / 2 ready, a busy worker claims about `concurrency` rows at a time.
+   */
+  const capacity = Math.ceil(concurrency * 2.5);
+  const wantMore = () =>
+    writes.size < maxPendingWrites &&
+    ready.length <= concurrency / 2 &&
+    inFlight.size + ready.length < capacity;
+
+  function launch(row: ClaimedDelivery): void {
+    const p: Promise<void> = attemptDelivery(ctx, row)
       .catch((err: Error) => {
         // The row keeps its lease and is attempted again when it expires (at-least-once).
         deps.log.error({ deliveryId: row.id, err: err.message }, 'webhook attempt not recorded');
       })
       .finally(() => {
         inFlight.delete(p);
-        if (running && (wakeAgain || (lastClaimFull && concurrency - inFlight.size >= refillAt))) kick();
+        pump();
+        if (running && (wakeAgain || lastClaimFull) && wantMore()) kick();
       });
     inFlight.add(p);
-    return p;
   }
 
-  async function claim(): Promise<Promise<void>[]> {
-    const free = concurrency - inFlight.size;
-    if (free <= 0) return [];
+  /** Starts ready rows while slots are free; a row past half its lease is left for a later claim. */
+  function pump(): void {
+    while (inFlight.size < concurrency && ready.length > 0) {
+      const next = ready.shift()!;
+      if (deps.clock.now().getTime() > next.leaseUntil - leaseMs / 2) continue;
+      launch(next.row);
+    }
+  }
+
+  async function claim(limit: number): Promise<number> {
+    if (limit <= 0) return 0;
     const now = deps.clock.now();
-    const rows = await claimDeliveries(deps.db, {
-      now,
-      limit: free,
-      owner,
-      leaseUntil: new Date(now.getTime() + leaseMs),
-    });
-    lastClaimFull = rows.length === free;
-    return rows.map(launch);
+    const leaseUntil = now.getTime() + leaseMs;
+    const rows = await claimDeliveries(deps.db, { now, limit, owner, leaseUntil: new Date(leaseUntil) });
+    lastClaimFull = rows.length === limit;
+    for (const row of rows) ready.push({ row, leaseUntil });
+    pump();
+    return rows.length;
   }
 
-  async function claimUntilFull(): Promise<void> {
+  async function claimAhead(): Promise<void> {
     try {
       do {
         wakeAgain = false;
-        if (inFlight.size >= concurrency) {
-          wakeAgain = true; // claim when a slot frees
+        if (!wantMore()) {
+          wakeAgain = true; // claim when slots free up
           break;
         }
-        await claim();
-      } while (running && (wakeAgain || (lastClaimFull && concurrency - inFlight.size >= refillAt)));
+        await claim(capacity - inFlight.size - ready.length);
+      } while (running && (wakeAgain || lastClaimFull) && wantMore());
     } catch (err) {
       deps.log.error({ err: (err as Error).message }, 'webhook claim failed; retrying at the next poll');
     } finally {
@@ -136,13 +181,19 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
     }
     // The flag is set before the loop starts: the loop may finish without ever awaiting.
     claiming = true;
-    claimLoop = claimUntilFull();
+    claimLoop = claimAhead();
+  }
+
+  /** Resolves once nothing is ready, in flight or waiting to be written. */
+  async function settled(): Promise<void> {
+    for (pump(); inFlight.size > 0; pump()) await Promise.race(inFlight);
+    await Promise.all([...writes]);
   }
 
   async function runOnce(): Promise<number> {
-    const started = await claim();
-    await Promise.all(started);
-    return started.length;
+    const n = await claim(concurrency - inFlight.size - ready.length);
+    await settled();
+    return n;
   }
 
   return {
@@ -159,7 +210,20 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
       if (timer) clearInterval(timer);
       await unlisten?.();
       await claimLoop;
+      // Claimed but not started: hand them back at once rather than when their leases expire.
+      const unstarted = ready.splice(0).map((r) => r.row.id);
+      if (unstarted.length > 0) {
+        await releaseDeliveries(deps.db, { ids: unstarted, owner, now: deps.clock.now() }).catch(
+          (err: Error) => {
+            deps.log.warn(
+              { err: err.message },
+              'unstarted deliveries not released; their leases will expire',
+            );
+          },
+        );
+      }
       await Promise.allSettled([...inFlight]);
+      await Promise.allSettled([...writes]);
       if (!opts.client) await client.close();
       if (!opts.mailer) await mailer.close();
     },

@@ -130,3 +130,21 @@ test('an idle started worker delivers a new event within milliseconds of its not
   await w.stop();
   await rx.close();
 });
+
+test('a delivery whose held flag was written wrong is not sent to a paused subscription: the claim holds it', async () => {
+  const rx = await startReceiver();
+  const { orgId } = await newOrg(env.db);
+  const sub = await insertSubscription(env.deps, { orgId, url: rx.url, state: 'paused' });
+  const eventId = await emit(env.deps, { orgId });
+  // Written around the triggers, e.g. by hand in psql.
+  await env.db.query('UPDATE webhook_deliveries SET held = false WHERE subscription_id = $1', [
+    sub.subscriptionId,
+  ]);
+  assert.equal(await worker(env.deps).drain(), 0);
+  assert.equal(rx.requests.length, 0);
+  const d = await deliveryFor(env.db, sub.subscriptionId, eventId);
+  assert.equal(d.held, true);
+  assert.equal(d.lease_owner, null);
+  assert.equal(d.status, 'pending');
+  await rx.close();
+});

@@ -1,15 +1,19 @@
 import type { Queryable } from '../../db/types.ts';
 
 /**
- * The claim: one statement (graphile-worker's getJobs shape). Picks due pending deliveries of active
- * subscriptions in next_attempt_at order, skipping rows another worker is claiming right now
- * (FOR UPDATE OF d SKIP LOCKED), and leases them: lease_owner/lease_expires_at, and next_attempt_at
- * moved to the lease expiry. That last move keeps in-flight rows out of the due range of the claim
- * index, and makes a crashed worker's rows due again exactly when their lease expires — no sweeper.
- * The lease condition is repeated for rows a resend re-queued while a stale lease was still set.
+ * The claim: one statement (graphile-worker's getJobs shape). Picks due pending deliveries in
+ * next_attempt_at order from the claim index, skipping rows another worker is claiming right now
+ * (FOR UPDATE SKIP LOCKED), and leases them: lease_owner/lease_expires_at, and next_attempt_at moved
+ * to the lease expiry. That last move keeps in-flight rows out of the due range of the claim index,
+ * and makes a crashed worker's rows due again exactly when their lease expires — no sweeper. The
+ * lease condition is repeated for rows a resend re-queued while a stale lease was still set.
  *
- * `NOT d.held` is the index's view of "subscription active" (kept by the 0003 triggers); the join on
- * the subscription is the truth and costs one primary-key probe per claimed row.
+ * Only deliveries of active subscriptions: `NOT d.held` is the index's view of it (kept by the 0003
+ * triggers). `due` reads one table on purpose: joined with webhook_subscriptions there, the planner
+ * could drive the claim from the subscriptions and sort every pending row (seen with fresh
+ * statistics on a 20,000-row burst: 8 ms per claim instead of 0.1 ms). The subscription is checked
+ * by primary key in `claimed` instead: a row whose flag disagrees (written around the triggers) is
+ * not leased but held, so it is never sent to a paused subscription.
  *
  * Returns what an attempt needs: the stored body bytes, the URL, and the encrypted signing secret —
  * the delivery's own secret_id for a rotation test, else the subscription's active secret.
@@ -24,23 +28,25 @@ export const CLAIM_DELIVERIES_SQL = `
 WITH due AS (
   SELECT d.id
     FROM webhook_deliveries d
-    JOIN webhook_subscriptions s ON s.id = d.subscription_id
    WHERE d.status = 'pending' AND NOT d.held
      AND d.next_attempt_at <= $1
      AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1)
-     AND s.state = 'active' AND s.deleted_at IS NULL
    ORDER BY d.next_attempt_at
    LIMIT $2
-   FOR UPDATE OF d SKIP LOCKED
+   FOR UPDATE SKIP LOCKED
 ), claimed AS (
   UPDATE webhook_deliveries d
-     SET lease_owner = $3, lease_expires_at = $4, updated_at = $1
-    FROM due
-   WHERE d.id = due.id
-  RETURNING d.id, d.organization_id, d.subscription_id, d.event_id, d.attempts, d.secret_id
+     SET lease_owner = CASE WHEN s.live THEN $3 END,
+         lease_expires_at = CASE WHEN s.live THEN $4::timestamptz END,
+         next_attempt_at = CASE WHEN s.live THEN $4::timestamptz ELSE d.next_attempt_at END,
+         held = NOT s.live,
+         updated_at = $1
+    FROM due, (SELECT id, state = 'active' AND deleted_at IS NULL AS live FROM webhook_subscriptions) s
+   WHERE d.id = due.id AND s.id = d.subscription_id
+  RETURNING d.id, d.organization_id, d.subscription_id, d.event_id, d.attempts, d.secret_id, s.live
 )
 SELECT c.id, c.organization_id, c.subscription_id, c.event_id, c.attempts, c.secret_id AS rotation_secret_id,
-       e.event_type, e.call_id, e.body, e.created_at AS event_created_at,
+       e.event_type, e.call_id, e.body,
        s.url, (s.consecutive_transient_failures > 0 OR s.consecutive_gone > 0) AS has_failures,
        k.id AS signing_secret_id, k.ciphertext AS signing_secret_ciphertext,
        set_config('synchronous_commit', 'off', true) AS async_commit
@@ -54,7 +60,8 @@ SELECT c.id, c.organization_id, c.subscription_id, c.event_id, c.attempts, c.sec
        AND CASE WHEN c.secret_id IS NULL THEN k.status = 'active' ELSE k.id = c.secret_id END
      ORDER BY k.activated_at DESC NULLS LAST, k.created_at DESC
      LIMIT 1
-  ) k ON true`;
+  ) k ON true
+ WHERE c.live`;
 
 export interface ClaimedDelivery {
   id: string;
@@ -65,7 +72,6 @@ export interface ClaimedDelivery {
   callId: string | null;
   /** events.body: the exact bytes to sign and send */
   body: string;
-  eventCreatedAt: Date;
   url: string;
   /** attempts made before this one */
   attempts: number;
@@ -87,7 +93,6 @@ interface Row {
   event_type: string;
   call_id: string | null;
   body: string;
-  event_created_at: Date | string;
   url: string;
   has_failures: boolean;
   signing_secret_id: string | null;
@@ -107,7 +112,6 @@ export async function claimDeliveries(
     eventType: r.event_type,
     callId: r.call_id,
     body: r.body,
-    eventCreatedAt: new Date(r.event_created_at),
     url: r.url,
     attempts: r.attempts,
     rotationSecretId: r.rotation_secret_id,
@@ -115,4 +119,17 @@ export async function claimDeliveries(
     signingSecretCiphertext: r.signing_secret_ciphertext,
     hasFailures: r.has_failures,
   }));
+}
+
+/** Hands claimed rows that were never attempted back to the queue (a worker stopping). */
+export async function releaseDeliveries(
+  db: Queryable,
+  p: { ids: readonly string[]; owner: string; now: Date },
+): Promise<number> {
+  const r = await db.query(
+    `UPDATE webhook_deliveries SET lease_owner = NULL, lease_expires_at = NULL, next_attempt_at = $3, updated_at = $3
+      WHERE id = ANY ($1::uuid[]) AND lease_owner = $2 AND status = 'pending'`,
+    [p.ids, p.owner, p.now],
+  );
+  return r.rowCount;
 }

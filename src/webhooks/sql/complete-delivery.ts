@@ -6,10 +6,15 @@ import type { Db } from '../../db/types.ts';
  * (only while this worker still holds their lease), one webhook_attempts row each, and the
  * webhook_call_reach rows that later let deletion events through.
  *
+ * `d.id = ANY ($1)` drives the update by primary key whatever the table statistics say (with stale
+ * statistics the planner otherwise scanned every pending row through the partial index).
+ *
  * A success resets the subscription's consecutive counters. Most subscriptions have none to reset
  * (the claim reports it) and the statement is skipped; otherwise the counters are reset first,
- * locking subscriptions in id order — the order every writer uses (subscription, then its
- * deliveries), so no deadlock with a pause.
+ * skipping a subscription another transaction has locked right now (SKIP LOCKED): the batch then
+ * never waits for a subscription lock, so it cannot deadlock with a fan-out (which share-locks
+ * subscriptions) or a state change (subscription, then its deliveries). A skipped reset is redone
+ * by that subscription's next success.
  *
  * The batch commits with synchronous_commit off (set_config(…, true) in the statement: local to its
  * transaction, so no wait for the WAL flush, and one round trip). If the database itself
@@ -22,7 +27,7 @@ UPDATE webhook_subscriptions s
    SET consecutive_transient_failures = 0, consecutive_gone = 0
   FROM (SELECT id FROM webhook_subscriptions
          WHERE id = ANY($1::uuid[]) AND (consecutive_transient_failures > 0 OR consecutive_gone > 0)
-         ORDER BY id FOR NO KEY UPDATE) x
+         ORDER BY id FOR NO KEY UPDATE SKIP LOCKED) x
  WHERE s.id = x.id`;
 
 export const COMPLETE_DELIVERIES_SQL = `
@@ -37,7 +42,7 @@ WITH input AS (
          lease_owner = NULL, lease_expires_at = NULL, reason = NULL,
          last_response_status = i.status, last_error = NULL
     FROM input i
-   WHERE d.id = i.delivery_id AND d.status = 'pending' AND d.lease_owner = $13
+   WHERE d.id = ANY ($1::uuid[]) AND d.id = i.delivery_id AND d.status = 'pending' AND d.lease_owner = $13
   RETURNING d.id
 ), attempts AS (
   INSERT INTO webhook_attempts (id, delivery_id, organization_id, attempt_number, started_at, duration_ms,

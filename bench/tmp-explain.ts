@@ -1,0 +1,13 @@
+import pg from 'pg';
+import { COMPLETE_DELIVERIES_SQL } from '../src/webhooks/sql/complete-delivery.ts';
+import { CLAIM_DELIVERIES_SQL } from '../src/webhooks/sql/claim-deliveries.ts';
+const c = new pg.Client({ connectionString: process.env.URL });
+await c.connect();
+await c.query('BEGIN');
+const { rows } = await c.query(`SELECT id, subscription_id, organization_id, event_id FROM webhook_deliveries WHERE status='pending' LIMIT 64`);
+const now = new Date();
+const ex = await c.query({ text: 'EXPLAIN (ANALYZE, BUFFERS) ' + COMPLETE_DELIVERIES_SQL, values: [rows.map(r=>r.id), rows.map(r=>r.subscription_id), rows.map(r=>r.organization_id), rows.map(()=>1), rows.map(()=>now.toISOString()), rows.map(()=>1), rows.map(()=>200), rows.map(()=>'ok'), rows.map(r=>r.id), rows.map(()=>1), rows.map(r=>r.event_id), now, 'nobody'] });
+console.log(ex.rows.map(r => r['QUERY PLAN']).join('\n'));
+const ex2 = await c.query({ text: 'EXPLAIN (ANALYZE, BUFFERS) ' + CLAIM_DELIVERIES_SQL, values: [now, 64, 'o', new Date(now.getTime()+60000)] });
+console.log(ex2.rows.map(r => r['QUERY PLAN']).join('\n'));
+await c.query('ROLLBACK'); await c.end();
