@@ -12,7 +12,8 @@ const pgTicks = () => PIDS.reduce((a, p) => a + ticks(p), 0);
 const admin = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' }); await admin.connect();
 await admin.query('DROP DATABASE IF EXISTS cc_bench_cpu WITH (FORCE)'); await admin.query('CREATE DATABASE cc_bench_cpu'); await admin.end();
 const db = await openPostgres('postgres://postgres@127.0.0.1:5432/cc_bench_cpu', { max: 20 }); await migrate(db);
-if (process.env.DROPFK) { await db.exec('ALTER TABLE webhook_attempts DROP CONSTRAINT webhook_attempts_organization_id_fkey; ALTER TABLE webhook_call_reach DROP CONSTRAINT webhook_call_reach_organization_id_fkey; ALTER TABLE webhook_attempts DROP CONSTRAINT webhook_attempts_delivery_id_fkey; ALTER TABLE webhook_call_reach DROP CONSTRAINT webhook_call_reach_subscription_id_fkey'); }
+if (process.env.DROPFK) { await db.exec('ALTER TABLE webhook_attempts DROP CONSTRAINT webhook_attempts_organization_id_fkey; ALTER TABLE webhook_call_reach DROP CONSTRAINT webhook_call_reach_organization_id_fkey; '); }
+if (process.env.FILL) await db.exec(`ALTER TABLE webhook_deliveries SET (fillfactor = ${process.env.FILL})`);
 const orgId = newId();
 await db.query(`INSERT INTO organizations (id, name, created_at) VALUES ($1, 'D', now())`, [orgId]);
 for (let i = 0; i < 10; i++) await db.query(`INSERT INTO webhook_subscriptions (id, organization_id, url, state, last_verified_at, created_at, updated_at) VALUES ($1,$2,'http://x','active',now(),now(),now())`, [newId(), orgId]);
@@ -37,4 +38,5 @@ for (let round = 0; round < 2; round++) {
   const pk = pgTicks() - p0;
   console.log(`batch ${B}: pg CPU µs per delivery: claim ${(pc * 10000 / 20000).toFixed(0)}, complete ${(pk * 10000 / 20000).toFixed(0)}`);
 }
+console.log((await db.query('select n_tup_upd, n_tup_hot_upd from pg_stat_user_tables where relname = $1', ['webhook_deliveries'])).rows[0]);
 await db.close();
