@@ -6,7 +6,10 @@ import { deriveKeys } from '../src/keys.ts';
 import { createLogger } from '../src/log.ts';
 import { fileBlobStore } from '../src/recordings/store.ts';
 
-/** The product's public app on PostgreSQL, as `callcap serve --role api` runs it. Prints its port. */
+/**
+ * The product's public app on PostgreSQL, as `callcap serve --role api` runs it (pool of 20).
+ * Prints its port. BENCH_POOL overrides the pool size, to measure its effect.
+ */
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', DATA_DIR: '/tmp/callcap-bench' });
 const db = await openPostgres(process.env.BENCH_DB_URL!, { max: Number(process.env.BENCH_POOL ?? 20) });
 const app = await buildPublicApp({

@@ -51,7 +51,9 @@ WITH throttle AS (
    WHERE id = (SELECT id FROM api_key) AND (SELECT count FROM key_count) = 1
   RETURNING 1
 )
-SELECT a.id, a.user_id, a.organization_id, a.scopes, a.rate_limit_per_hour, a.entitlement,
+`;
+
+const COLUMNS = `a.id, a.user_id, a.organization_id, a.scopes, a.rate_limit_per_hour, a.entitlement,
        a.account_rate_limit_per_hour,
        (SELECT count FROM key_count) AS key_count,
        (SELECT count FROM org_count) AS org_count,
@@ -74,11 +76,16 @@ export interface AuthStatement {
 }
 
 export function authStatement(piggyback?: Piggyback): AuthStatement {
-  if (!piggyback) return { name: 'api_authenticate_v1', sql: CTE + FROM };
+  if (!piggyback) return { name: 'api_authenticate_v1', sql: `${CTE} SELECT ${COLUMNS}${FROM}` };
+  // The piggyback comes first in the select list: PostgreSQL evaluates it, and the counter upserts
+  // (key_count, org_count) only when their columns are reached, in that order. So the read runs
+  // before the counter rows are locked and those locks are held for less time; a different order
+  // would be slower, never wrong.
   return {
     name: piggyback.name,
-    sql: `${CTE},
-       (SELECT to_json(p) FROM (${piggyback.sql}) p LIMIT 1) AS piggyback${FROM}`,
+    sql: `${CTE}
+SELECT (SELECT to_json(p) FROM (${piggyback.sql}) p LIMIT 1) AS piggyback,
+       ${COLUMNS}${FROM}`,
   };
 }
 

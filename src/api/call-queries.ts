@@ -7,10 +7,15 @@ import { type ListCallsFilter, MAX_LIMIT } from './calls-params.ts';
  * The read queries of the REST API. One statement each: calls LEFT JOIN call_analyses (no query per
  * row), always scoped to the key's organization, never showing erased calls (trashed and scheduled
  * ones are still readable). Only the allowlisted analysis keys leave the database.
+ *
+ * created_at leaves as the text the API shows (ISO 8601, UTC, milliseconds truncated, exactly what
+ * Date.toISOString wrote for every year from 0001 to 9999): parsing each timestamp into a Date and
+ * formatting it again was a third of the Node.js time of reading a page (96 → 63 µs for 21 rows).
  */
 const COLUMNS = `c.id, c.direction, c.caller_phone, c.customer_phone_e164, c.customer_phone_national,
   c.company_phone_e164, c.caller_name, c.duration, c.crm_status, c.review_status, c.outbound_lifecycle,
-  c.created_at, ca.call_id IS NOT NULL AS has_analysis, ca.analysis -> 'caller_name' AS tp_caller_name,
+  to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+  ca.call_id IS NOT NULL AS has_analysis, ca.analysis -> 'caller_name' AS tp_caller_name,
   ca.analysis -> 'summary' AS tp_summary, ca.analysis -> 'service_needed' AS tp_service_needed,
   ca.followup_email, ca.language AS analysis_language`;
 
@@ -22,7 +27,7 @@ const FROM = `calls c LEFT JOIN call_analyses ca ON ca.call_id = c.id AND ca.org
  * strings), which toCallView reads like a row.
  */
 export const callByIdPiggyback: Piggyback = {
-  name: 'api_authenticate_get_call_v1',
+  name: 'api_authenticate_get_call_v2',
   sql: `SELECT ${COLUMNS} FROM ${FROM}
          WHERE c.id = $7::uuid AND c.organization_id = a.organization_id AND c.erased_at IS NULL`,
 };
@@ -51,16 +56,19 @@ const NEWEST_FIRST = 'ORDER BY c.created_at DESC, c.id DESC';
  * One page, newest first; created_at DESC, id DESC is a total order, so pages never overlap or skip
  * when several calls share a created_at. Fetches limit + 1 rows so has_more is exact.
  *
- * Shaped for PostgreSQL's planner, which costs more than running the query (docs/benchmarks.md):
+ * Shaped for PostgreSQL's planner: planning the plain join took 0.1 ms, running it 0.03 ms
+ * (docs/benchmarks.md):
  * - the page's calls are picked first, the analysis joined to those rows only (not to the skipped
  *   ones of a deep page);
  * - every filter combination is a prepared statement (named after the combination: one name, one
  *   text). On page 1 the calls subquery is capped by a constant (MAX_LIMIT + 1 rows, as many as a
  *   page can need) and only the outer LIMIT is a parameter, so PostgreSQL can estimate the work
- *   without the values and keeps one generic plan: no planning per request. Later pages plan for
- *   their OFFSET each time, as a generic plan could not know how deep it reads.
+ *   without the values and keeps one generic plan: no planning per request. With LIMIT and OFFSET
+ *   parameters (later pages) a generic plan is costed for 10 % of the organization's calls, so
+ *   PostgreSQL plans for the values each time, as before; the prepared statement saves the parsing.
  * - Except with the phone filter: its prefix match can use the phone index only when the pattern is
- *   known while planning, so it goes unnamed and is planned for its pattern every time.
+ *   known while planning (a generic plan filters every call of the organization: 100 ms for 200,000
+ *   calls), so it goes unnamed and is planned for its pattern every time.
  */
 export async function listCalls(
   db: Queryable,

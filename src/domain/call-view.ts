@@ -18,7 +18,8 @@ export interface CallViewRow {
   crm_status: CrmStatus;
   review_status: ReviewStatus | null;
   outbound_lifecycle: OutboundLifecycle | null;
-  created_at: Date | string;
+  /** ISO 8601 in UTC with milliseconds (2026-06-15T08:30:00.000Z): the query formats it */
+  created_at: string;
   /** true when a call_analyses row exists */
   has_analysis: boolean;
   /** analysis->'caller_name', ->'summary', ->'service_needed' (jsonb values, any JSON type) */
@@ -83,8 +84,6 @@ export function followupEmailView(stored: unknown, analysisLanguage: string | nu
 export const callAppUrl = (publicBaseUrl: string, callId: string): string =>
   `${publicBaseUrl}/app/calls/${callId}`;
 
-const iso = (v: Date | string): string => (v instanceof Date ? v : new Date(v)).toISOString();
-
 export function toCallView(row: CallViewRow, publicBaseUrl: string): CallView {
   return {
     call_id: row.id,
@@ -107,6 +106,6 @@ export function toCallView(row: CallViewRow, publicBaseUrl: string): CallView {
           followup_email: followupEmailView(row.followup_email, row.analysis_language),
         }
       : null,
-    created_at: iso(row.created_at),
+    created_at: row.created_at,
   };
 }
