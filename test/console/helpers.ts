@@ -119,6 +119,21 @@ export async function startReceiver(
   };
 }
 
+/** Starts receivers for one test file and closes them all in its `after`. */
+export function receiverPool() {
+  const started: Receiver[] = [];
+  return {
+    async start(fn?: Parameters<typeof startReceiver>[0]): Promise<Receiver> {
+      const r = await startReceiver(fn);
+      started.push(r);
+      return r;
+    },
+    async closeAll(): Promise<void> {
+      for (const r of started.splice(0)) await r.close();
+    },
+  };
+}
+
 /** Answers a strict handshake correctly (echoes the challenge), everything else 200. */
 export const echoChallenge = (req: ReceivedRequest, res: ServerResponse) => {
   const parsed = JSON.parse(req.body || '{}');

@@ -9,20 +9,15 @@ import {
   orgWithLogin,
   passwordHash,
   type Receiver,
-  startReceiver,
+  receiverPool,
 } from '../console/helpers.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 
 let h: Harness;
 let c: ConsoleClient;
 let hash: string;
-const receivers: Receiver[] = [];
-
-async function receiver(fn?: Parameters<typeof startReceiver>[0]) {
-  const r = await startReceiver(fn);
-  receivers.push(r);
-  return r;
-}
+const receivers = receiverPool();
+const receiver = receivers.start;
 
 before(async () => {
   h = await createHarness();
@@ -31,7 +26,7 @@ before(async () => {
   c = await login(h, email);
 });
 after(async () => {
-  for (const r of receivers) await r.close();
+  await receivers.closeAll();
   await h.close();
 });
 
