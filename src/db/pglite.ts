@@ -34,6 +34,7 @@ export async function openPglite(dataDir?: string): Promise<Db> {
     async exec(sql: string) {
       await pg.exec(sql);
     },
+    // In-process: no connection to lose, so options (reconnection callback, log) have nothing to do.
     async listen(channel, onNotify) {
       const unsub = await pg.listen(channel, onNotify);
       return async () => unsub();

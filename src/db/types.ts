@@ -26,9 +26,30 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Runs a multi-statement SQL script (migrations). */
   exec(sql: string): Promise<void>;
-  /** LISTEN on a channel; returns the function that stops listening. */
-  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * LISTEN on a channel; returns the function that stops listening (for good: no reconnection after
+   * it, no timer left). On PostgreSQL a lost LISTEN connection is re-opened with backoff and
+   * re-subscribed; notifications sent while it was down are lost, so options.onReconnect is called
+   * once after each successful re-subscription for the caller to catch up.
+   */
+  listen(
+    channel: string,
+    onNotify: (payload: string) => void,
+    options?: ListenOptions,
+  ): Promise<() => Promise<void>>;
   close(): Promise<void>;
+}
+
+/** The pino-style logger methods the LISTEN connection reports its loss and recovery through. */
+export interface ListenLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+export interface ListenOptions {
+  /** called once after the LISTEN connection was lost and is subscribed again */
+  onReconnect?: () => void;
+  log?: ListenLog;
 }
 
 /** A database failure: rendered as 500 DATABASE_ERROR, never with its SQL or stack in the body. */

@@ -4,7 +4,8 @@
  * delivery to one worker at a time, and a crashed worker's rows come back when their lease expires.
  *
  * Wake-ups: LISTEN webhook_deliveries (emitEvent, resend and re-verification notify in their
- * transaction), so an idle queue delivers within milliseconds; and a poll every POLL_INTERVAL_MS
+ * transaction), so an idle queue delivers within milliseconds (a lost LISTEN connection is re-opened
+ * with backoff, and the worker claims once when it is back); and a poll every POLL_INTERVAL_MS
  * for retries falling due and expired leases. Time rules read deps.clock only: tests drive a fake
  * clock and call runOnce()/drain() instead of waiting for the poll.
  *
@@ -201,7 +202,8 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
     async start() {
       if (running) return;
       running = true;
-      unlisten = await deps.db.listen(DELIVERY_CHANNEL, () => kick());
+      // After a lost LISTEN connection is back, claim once: notifications sent meanwhile are lost.
+      unlisten = await deps.db.listen(DELIVERY_CHANNEL, () => kick(), { onReconnect: kick, log: deps.log });
       timer = setInterval(kick, opts.pollIntervalMs ?? POLL_INTERVAL_MS);
       kick();
     },
