@@ -41,9 +41,9 @@ async function withWorkers(body: () => Promise<void>): Promise<void> {
   }
 }
 
-/** Reads until done(value) or 5 real seconds passed; returns the last value read (asserted by the caller). */
+/** Reads until done(value) or 10 real seconds passed; returns the last value read (asserted by the caller). */
 async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-  const end = Date.now() + 5000;
+  const end = Date.now() + 10_000;
   let v = await read();
   while (!done(v) && Date.now() < end) {
     await new Promise((r) => setTimeout(r, 10));
