@@ -1,3 +1,4 @@
+import { ApiError } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
 import { deleteRecording } from '../recordings/lifecycle.ts';
 import { eraseCall } from './deletion.ts';
@@ -18,7 +19,8 @@ export interface RetentionResult {
  *    (call.recording.deleted, reason retention_expired; recording-url answers 410 RECORDING_DELETED).
  *    The call's metadata and analysis stay.
  * Each call is handled in its own transaction by the same functions the operator API uses, so a
- * failure on one call never blocks the others.
+ * failure on one call never blocks the others. Several workers may sweep at once: a call erased by
+ * another one between the read and the lock is skipped, not reported as a failure.
  */
 export async function runRetentionSweep(deps: Deps): Promise<RetentionResult> {
   const now = deps.clock.now();
@@ -59,6 +61,8 @@ async function attempt(deps: Deps, callId: string, what: string, fn: () => Promi
     await fn();
     return true;
   } catch (err) {
+    // Erased meanwhile: another worker's sweep (every worker runs it) or an operator got there first.
+    if (err instanceof ApiError && err.code === 'NOT_FOUND') return false;
     deps.log.error({ callId, sweep: what, err: (err as Error).message }, 'retention sweep failed for a call');
     return false;
   }

@@ -63,3 +63,14 @@ test('with retention_days, audio older than the retention is deleted: recording-
   assert.equal(data.reason, 'retention_expired');
   assert.equal(data.deletion_kind, 'hard_deleted');
 });
+
+test('two sweeps at once (two workers) erase a due call once and log no failure', async () => {
+  const errors: unknown[] = [];
+  const log = { ...h.deps.log, error: (o: unknown) => errors.push(o) } as typeof h.deps.log;
+  const deps = { ...h.deps, log };
+  const call = await insertCall(h.db, { orgId, pendingDeletionAt: new Date(h.clock.now().getTime() - 1000) });
+  const [a, b] = await Promise.all([runRetentionSweep(deps), runRetentionSweep(deps)]);
+  assert.equal(a.erased + b.erased, 1);
+  assert.deepEqual(errors, []);
+  assert.equal((await get(`/calls/${call}`)).statusCode, 404);
+});
