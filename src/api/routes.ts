@@ -21,7 +21,8 @@ const KEY_ROUTE = Symbol('key-route');
  * Every request with an API key counts, whatever the answer (spec "Limits"): the 503, 404 and 405
  * answers, which come before authentication, count the key they carry in the onRequest hook below
  * (countWithoutOperation, the same single statement). A 404 or 405 over the limit answers 429; a
- * 503 stays 503. Requests for unauthenticated resources (openapi.json, signed downloads) never count.
+ * 503 stays 503. Requests the unauthenticated routes serve (openapi.json, signed downloads) never
+ * count; a wrong method on their paths is a 405 like any other and counts.
  */
 export function apiRoutes(deps: Deps): FastifyPluginAsync {
   return async (app) => {
