@@ -51,13 +51,13 @@ export function bearerKey(header: string | undefined): { key: string } | { error
  * Order of checks (docs/decisions.md): failed-authentication throttle of the client address (429)
  * → Bearer key (401) → rate-limit counting and 429 → organization entitlement (402). Sets
  * req.principal and the X-RateLimit-* headers, which therefore ride on every authenticated answer,
- * errors included. (Maintenance 503 and routing 404/405 run earlier; scope 403 and validation 400
- * run later, in the handler.)
+ * errors included. (Maintenance 503 and routing 404/405 run earlier and count through
+ * countWithoutOperation; scope 403 and validation 400 run later, in the handler.)
  */
 export function authenticate(deps: Deps, opts: AuthOptions = {}): preHandlerAsyncHookHandler {
   const statement = authStatement(opts.piggyback);
   const param = opts.piggyback?.param;
-  return async (req: FastifyRequest, reply: FastifyReply) => {
+  const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     const now = deps.clock.now();
     const bearer = bearerKey(req.headers.authorization);
     const keyHash = 'key' in bearer ? hashApiKey(bearer.key) : null;
@@ -66,15 +66,7 @@ export function authenticate(deps: Deps, opts: AuthOptions = {}): preHandlerAsyn
       { keyHash, clientAddress: req.ip, now, piggybackParam: param?.(req) },
       statement,
     );
-    if (outcome.kind === 'throttled') {
-      const headers = authThrottleHeaders(now);
-      reply.headers(headers);
-      throw new ApiError(
-        'RATE_LIMITED',
-        'Too many failed authentication attempts from this address; wait for Retry-After seconds, then retry with a valid API key.',
-        { headers },
-      );
-    }
+    if (outcome.kind === 'throttled') throw throttled(now, reply);
     if (outcome.kind === 'unauthenticated') {
       reply.headers(CHALLENGE);
       throw new ApiError(
@@ -106,6 +98,70 @@ export function authenticate(deps: Deps, opts: AuthOptions = {}): preHandlerAsyn
     };
     req.piggyback = outcome.piggyback;
   };
+  keyAuthenticators.add(handler);
+  return handler;
+}
+
+/** The handlers authenticate() made: routes that use one count against the key (countsAgainstKey). */
+const keyAuthenticators = new WeakSet<object>();
+
+/** True when a route's preHandler option includes an authenticate() handler. */
+export function authenticatesWithKey(preHandler: unknown): boolean {
+  const list = Array.isArray(preHandler) ? preHandler : [preHandler];
+  return list.some((h) => typeof h === 'function' && keyAuthenticators.has(h));
+}
+
+function throttled(now: Date, reply: FastifyReply): ApiError {
+  const headers = authThrottleHeaders(now);
+  reply.headers(headers);
+  return new ApiError(
+    'RATE_LIMITED',
+    'Too many failed authentication attempts from this address; wait for Retry-After seconds, then retry with a valid API key.',
+    { headers },
+  );
+}
+
+/**
+ * Counts a request no operation answers (an unknown path 404, a method the path does not serve 405,
+ * anything during maintenance 503) against the key it carries: the spec counts every request
+ * regardless of response status. Only a request with a Bearer key is counted; it runs the same
+ * one-round-trip statement as the operations, so an unknown key counts as a failed authentication
+ * and a throttled address gets no key lookup (the headers cannot be used to test keys). With a valid
+ * key the answer gets the X-RateLimit-* headers. With `enforce` (404, 405), a request over a limit
+ * or from a throttled address is answered 429 like any operation's; without it (503) the answer is
+ * never changed. An invalid key never turns the answer into 401.
+ */
+export async function countWithoutOperation(
+  deps: Deps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  opts: { enforce: boolean },
+): Promise<void> {
+  const bearer = bearerKey(req.headers.authorization);
+  if (!('key' in bearer)) return;
+  const now = deps.clock.now();
+  const outcome = await authenticateAndCount(deps.db, {
+    keyHash: hashApiKey(bearer.key),
+    clientAddress: req.ip,
+    now,
+  });
+  if (outcome.kind === 'throttled') {
+    if (opts.enforce) throw throttled(now, reply);
+    return;
+  }
+  if (outcome.kind === 'unauthenticated') return;
+  const key = outcome.key;
+  const rate = decideRate(
+    now,
+    { limit: key.keyLimit, count: key.keyCount },
+    { limit: key.accountLimit, count: key.accountCount },
+  );
+  if (rate.exceeded && opts.enforce) {
+    reply.headers(rate.headers);
+    throw new ApiError('RATE_LIMITED', rateLimitMessage(key), { headers: rate.headers });
+  }
+  const { 'retry-after': _retryAfter, ...headers } = rate.headers;
+  reply.headers(headers);
 }
 
 function rateLimitMessage(k: AuthenticatedKey): string {

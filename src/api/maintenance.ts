@@ -36,9 +36,15 @@ export async function setPublicApiEnabled(db: Db, enabled: boolean, now: Date): 
   for (const invalidate of caches.get(db) ?? []) invalidate();
 }
 
+/** The 503 every /api/v1 request gets while the public API is disabled. */
+export const maintenanceError = () =>
+  new ApiError('MAINTENANCE', 'The public API is temporarily disabled for maintenance; retry later.');
+
 export interface MaintenanceGate {
   /** onRequest hook: throws 503 MAINTENANCE while the public API is disabled. */
   hook: onRequestAsyncHookHandler;
+  /** the (cached) flag: false while the public API is disabled */
+  enabled(): Promise<boolean>;
   /** stops listening for invalidations (app close) */
   dispose(): void;
 }
@@ -85,13 +91,9 @@ export function maintenanceGate(deps: { db: Db; clock: Clock }): MaintenanceGate
 
   return {
     hook: async () => {
-      if (!(await enabled())) {
-        throw new ApiError(
-          'MAINTENANCE',
-          'The public API is temporarily disabled for maintenance; retry later.',
-        );
-      }
+      if (!(await enabled())) throw maintenanceError();
     },
+    enabled,
     dispose: () => set.delete(invalidate),
   };
 }

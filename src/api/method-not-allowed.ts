@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.ts';
 
 /** Methods Fastify routes; the ones a path does not serve answer 405 there. */
@@ -9,12 +9,16 @@ const METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'] as 
  * not serve (the REST API is read-only: POST /calls, DELETE /calls/{id}, HEAD /me, OPTIONS …).
  * Unknown paths stay 404. Call track() before registering the routes, then answer() after: every
  * route registered in between (the recordings' included) gets its siblings. The 405 is thrown in
- * onRequest, so no body is parsed and no key is checked first (routing precedes authentication).
+ * onRequest, so no body is parsed. A Bearer key the request carries is counted first (answer's
+ * `before`, routes.ts), which may turn the answer into 429.
  */
 export function methodNotAllowed(app: FastifyInstance) {
   const served = new Map<string, Set<string>>();
   const marker = Symbol('405');
   return {
+    /** true when the request was routed to one of the 405 answers */
+    isAnswer: (req: FastifyRequest) =>
+      (req.routeOptions.config as unknown as Record<symbol, unknown> | undefined)?.[marker] === true,
     track() {
       app.addHook('onRoute', (route) => {
         if ((route.config as Record<symbol, unknown> | undefined)?.[marker]) return;
@@ -24,7 +28,8 @@ export function methodNotAllowed(app: FastifyInstance) {
         served.set(route.url, set);
       });
     },
-    answer() {
+    /** `before` runs ahead of each 405 answer (routes.ts counts the request's key there). */
+    answer(before?: (req: FastifyRequest, reply: FastifyReply) => Promise<void>) {
       for (const [url, set] of served) {
         const missing = METHODS.filter((m) => !set.has(m));
         if (missing.length === 0) continue;
@@ -35,6 +40,7 @@ export function methodNotAllowed(app: FastifyInstance) {
           url: url.slice(app.prefix.length) || '/',
           config: { [marker]: true },
           onRequest: async (req, reply) => {
+            await before?.(req, reply);
             reply.header('allow', allow);
             throw new ApiError(
               'METHOD_NOT_ALLOWED',

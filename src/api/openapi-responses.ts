@@ -107,7 +107,11 @@ export const SHARED_ERRORS: Record<number, { name: string; response: JsonSchema 
   },
   503: {
     name: 'Maintenance',
-    response: errorResponse('MAINTENANCE: the public API is temporarily disabled.', {}),
+    response: errorResponse(
+      'MAINTENANCE: the public API is temporarily disabled. The request still counts against the key it carries ' +
+        '(then the X-RateLimit-* headers are present); it is never answered 429 instead.',
+      rateLimitHeaders(false),
+    ),
   },
 };
 

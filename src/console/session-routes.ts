@@ -4,7 +4,7 @@ import { verifyPassword } from '../accounts/passwords.ts';
 import { unauthorized } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
 import { requireSession } from './auth.ts';
-import { checkLoginThrottle, recordLoginFailure } from './login-throttle.ts';
+import { releaseLoginSlot, takeLoginSlot } from './login-throttle.ts';
 import { clearedSessionCookie, createSession, endSession, sessionCookie } from './sessions.ts';
 import { parseInput } from './validation.ts';
 
@@ -28,17 +28,16 @@ export function loginRoute(deps: Deps): FastifyPluginAsync {
     app.post('/login', async (req, reply) => {
       const { email, password } = parseInput(loginBody, req.body);
       const now = deps.clock.now();
-      await checkLoginThrottle(deps.db, req.ip, email, now);
+      // The attempt takes its slot before the password is checked (login-throttle.ts): 429 at a cap.
+      const slot = await takeLoginSlot(deps.db, req.ip, email, now);
       const { rows } = await deps.db.query<{ id: string; organization_id: string; password_hash: string }>(
         'SELECT id, organization_id, password_hash FROM users WHERE lower(email) = $1',
         [email.trim().toLowerCase()],
       );
       const user = rows[0];
       const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
-      if (!user || !ok) {
-        await recordLoginFailure(deps.db, req.ip, email, now);
-        throw unauthorized(WRONG_CREDENTIALS);
-      }
+      if (!user || !ok) throw unauthorized(WRONG_CREDENTIALS);
+      await releaseLoginSlot(deps.db, slot);
       const s = await createSession(deps.db, { userId: user.id, organizationId: user.organization_id, now });
       reply.header('set-cookie', sessionCookie(s.cookieValue, isSecureOrigin(deps)));
       return { user_id: user.id, organization_id: user.organization_id, csrf_token: s.csrfToken };

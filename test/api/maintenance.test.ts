@@ -5,7 +5,7 @@ import { buildPublicApp } from '../../src/app.ts';
 import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { assertErrorShape, assertMatchesOpenApi } from '../helpers/openapi-check.ts';
-import { bearer, call } from './support.ts';
+import { bearer, call, rateHeaders } from './support.ts';
 
 let h: Harness;
 let key: string;
@@ -34,46 +34,82 @@ test('without a stored setting the public API is enabled', async () => {
   assert.equal((await call(h, '/me', '/me', key)).statusCode, 200);
 });
 
+const keyCount = async (id = keyId) =>
+  (
+    await h.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [
+      `key:${id}`,
+    ])
+  ).rows[0]?.count ?? 0;
+
 test('while public_api_enabled is false every /api/v1 request answers 503 MAINTENANCE, whatever path, method or key', async () => {
   await setPublicApiEnabled(h.db, false, h.clock.now());
-  const before = (
-    await h.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [
-      `key:${keyId}`,
-    ])
-  ).rows[0]?.count;
-  const requests: [string, string, Record<string, string>][] = [
-    ['GET', '/api/v1/me', bearer(key)],
-    ['GET', '/api/v1/calls', bearer(key)],
-    ['GET', `/api/v1/calls/${callId}`, bearer(key)],
-    ['GET', `/api/v1/calls/${callId}/recording-url`, bearer(key)],
-    ['GET', `/api/v1/calls/${callId}/recording.mp3?token=x&exp=1`, {}],
-    ['GET', '/api/v1/openapi.json', {}],
-    ['GET', '/api/v1/me', {}],
-    ['GET', '/api/v1/calls?page=0', bearer(key)],
-    ['GET', '/api/v1/unknown', {}],
-    ['POST', '/api/v1/calls', {}],
-    ['DELETE', `/api/v1/calls/${callId}`, {}],
-    ['HEAD', '/api/v1/me', {}],
+  let count = await keyCount();
+  // [method, url, headers, counted]: a request with a key counts unless it is for an unauthenticated
+  // resource (the document, a signed download link), exactly as when the API is up.
+  const requests: [string, string, Record<string, string>, boolean][] = [
+    ['GET', '/api/v1/me', bearer(key), true],
+    ['GET', '/api/v1/calls', bearer(key), true],
+    ['GET', `/api/v1/calls/${callId}`, bearer(key), true],
+    ['GET', `/api/v1/calls/${callId}/recording-url`, bearer(key), true],
+    ['GET', `/api/v1/calls/${callId}/recording.mp3?token=x&exp=1`, {}, false],
+    ['GET', `/api/v1/calls/${callId}/recording.mp3?token=x&exp=1`, bearer(key), false],
+    ['GET', '/api/v1/openapi.json', {}, false],
+    ['GET', '/api/v1/openapi.json', bearer(key), false],
+    ['GET', '/api/v1/me', {}, false],
+    ['GET', '/api/v1/me', bearer('cc_live_unknown'), false],
+    ['GET', '/api/v1/calls?page=0', bearer(key), true],
+    ['GET', '/api/v1/unknown', {}, false],
+    ['GET', '/api/v1/unknown', bearer(key), true],
+    ['POST', '/api/v1/calls', {}, false],
+    ['POST', '/api/v1/calls', bearer(key), true],
+    ['DELETE', `/api/v1/calls/${callId}`, {}, false],
+    ['HEAD', '/api/v1/me', {}, false],
+    ['HEAD', '/api/v1/me', bearer(key), true],
   ];
-  for (const [method, url, headers] of requests) {
+  for (const [method, url, headers, counted] of requests) {
     const res = await h.app.inject({ method: method as 'GET', url, headers });
-    assert.equal(res.statusCode, 503, `${method} ${url}`);
+    const what = `${method} ${url} ${headers.authorization ?? ''}`;
+    assert.equal(res.statusCode, 503, what);
+    if (counted) count++;
+    // Every request counts regardless of response status; a 503 is never turned into a 429.
+    assert.deepEqual(
+      rateHeaders(res),
+      counted
+        ? {
+            limit: '1000',
+            remaining: String(1000 - count),
+            reset: '2026-06-15T11:00:00.000Z',
+            retryAfter: undefined,
+          }
+        : { limit: undefined, remaining: undefined, reset: undefined, retryAfter: undefined },
+      what,
+    );
+    assert.equal(await keyCount(), count, what);
     if (method === 'HEAD') continue;
     const body = assertErrorShape(res, 503, 'MAINTENANCE');
     assert.deepEqual(body.error, MAINTENANCE);
-    assert.equal(res.headers['x-ratelimit-limit'], undefined);
   }
-  assertMatchesOpenApi(
-    'GET',
-    '/calls',
-    await h.app.inject({ method: 'GET', url: '/api/v1/calls', headers: bearer(key) }),
-  );
-  const after = (
-    await h.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [
-      `key:${keyId}`,
-    ])
-  ).rows[0]?.count;
-  assert.equal(after, before, 'requests refused for maintenance are not counted');
+  const res = await h.app.inject({ method: 'GET', url: '/api/v1/calls', headers: bearer(key) });
+  assertMatchesOpenApi('GET', '/calls', res);
+  assert.equal(res.headers['x-ratelimit-remaining'], String(1000 - (count + 1)));
+});
+
+test('a key over its limit still gets 503 during maintenance, with Remaining 0 and no Retry-After', async () => {
+  const { orgId, ownerId } = await insertOrg(h.db);
+  const small = await insertApiKey(h.db, { orgId, userId: ownerId, rateLimit: 1 });
+  assert.equal((await call(h, '/me', '/me', small.key)).statusCode, 200);
+  await setPublicApiEnabled(h.db, false, h.clock.now());
+  for (const url of ['/me', '/calls', '/nothing']) {
+    const res = await h.app.inject({ method: 'GET', url: `/api/v1${url}`, headers: bearer(small.key) });
+    assertErrorShape(res, 503, 'MAINTENANCE');
+    assert.deepEqual(rateHeaders(res), {
+      limit: '1',
+      remaining: '0',
+      reset: '2026-06-15T11:00:00.000Z',
+      retryAfter: undefined,
+    });
+  }
+  assert.equal(await keyCount(small.keyId), 4);
 });
 
 test('switching back on takes effect at once on the node that switched', async () => {

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { setPublicApiEnabled } from '../../src/api/maintenance.ts';
 import { deleteExpiredRateLimitWindows } from '../../src/api/rate-limit.ts';
 import { buildPublicApp } from '../../src/app.ts';
 import { insertApiKey, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { assertMatchesOpenApi } from '../helpers/openapi-check.ts';
+import { assertErrorShape, assertMatchesOpenApi } from '../helpers/openapi-check.ts';
 import { bearer, call, errorOf, rateHeaders } from './support.ts';
 
 let h: Harness;
@@ -113,6 +114,43 @@ test('every request counts whatever its status: 400, 403, 404 and 429 answers al
   ];
   assert.deepEqual(statuses, [400, 404, 404, 200, 200, 429, 429]);
   assert.equal(await count(`key:${keyId}`), 7);
+});
+
+test('unknown routes (404), wrong methods (405) and maintenance answers (503) use up the window too', async () => {
+  h.clock.set('2026-06-15T17:40:00.000Z');
+  const { key, keyId, orgId } = await freshKey({ rateLimit: 5 });
+  const headersAt = (remaining: string, retryAfter?: string) => ({
+    limit: '5',
+    remaining,
+    reset: '2026-06-15T18:00:00.000Z',
+    retryAfter,
+  });
+  const inject = (method: 'GET' | 'POST', url: string) =>
+    h.app.inject({ method, url: `/api/v1${url}`, headers: bearer(key) });
+
+  const first = await call(h, '/me', '/me', key);
+  assert.deepEqual([first.statusCode, rateHeaders(first)], [200, headersAt('4')]);
+  const unknown = await inject('GET', '/contacts');
+  assertErrorShape(unknown, 404, 'NOT_FOUND');
+  assert.deepEqual(rateHeaders(unknown), headersAt('3'));
+  const wrongMethod = await inject('POST', '/me');
+  assertErrorShape(wrongMethod, 405, 'METHOD_NOT_ALLOWED');
+  assert.deepEqual(rateHeaders(wrongMethod), headersAt('2'));
+  await setPublicApiEnabled(h.db, false, h.clock.now());
+  try {
+    const down = await call(h, '/calls', '/calls', key);
+    assert.equal(down.statusCode, 503);
+    assert.deepEqual(rateHeaders(down), headersAt('1'));
+  } finally {
+    await setPublicApiEnabled(h.db, true, h.clock.now());
+  }
+  const last = await call(h, '/me', '/me', key);
+  assert.deepEqual([last.statusCode, rateHeaders(last)], [200, headersAt('0')]);
+  const over = await inject('GET', '/contacts');
+  assertErrorShape(over, 429, 'RATE_LIMITED');
+  assert.deepEqual(rateHeaders(over), headersAt('0', '1200'));
+  assert.equal(await count(`key:${keyId}`), 6);
+  assert.equal(await count(`org:${orgId}`), 6);
 });
 
 test('403 and 402 answers are counted too', async () => {

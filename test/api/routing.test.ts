@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { assertErrorShape } from '../helpers/openapi-check.ts';
-import { bearer, call } from './support.ts';
+import { bearer, call, rateHeaders } from './support.ts';
 
 let h: Harness;
 let key: string;
@@ -19,12 +19,19 @@ after(async () => {
   await h.close();
 });
 
-const keyCount = async () =>
-  (
-    await h.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [
-      `key:${keyId}`,
-    ])
-  ).rows[0]?.count ?? 0;
+const countOf = async (bucket: string) =>
+  (await h.db.query<{ count: number }>('SELECT count FROM rate_limit_windows WHERE bucket = $1', [bucket]))
+    .rows[0]?.count ?? 0;
+const keyCount = () => countOf(`key:${keyId}`);
+
+/** The X-RateLimit-* headers a request with `key` must carry once the key's count is `count`. */
+const countedAs = (count: number) => ({
+  limit: '1000',
+  remaining: String(1000 - count),
+  reset: '2026-06-15T11:00:00.000Z',
+  retryAfter: undefined,
+});
+const noRateHeaders = { limit: undefined, remaining: undefined, reset: undefined, retryAfter: undefined };
 
 for (const path of [
   '/api/v1/contacts',
@@ -34,7 +41,7 @@ for (const path of [
   '/api/v1/webhooks?x=1',
   '/api/v1/ME',
 ]) {
-  test(`an unknown route (${path}) answers 404 NOT_FOUND in the error shape, before authentication`, async () => {
+  test(`an unknown route (${path}) answers 404 NOT_FOUND in the error shape, counted against a key it carries`, async () => {
     const before = await keyCount();
     for (const headers of [{}, bearer(key)]) {
       const res = await h.app.inject({ method: 'GET', url: path, headers });
@@ -43,9 +50,10 @@ for (const path of [
         body.error.message,
         `No operation GET ${path.split('?')[0]}; the operations are listed in https://calls.example.test/api/v1/openapi.json.`,
       );
-      assert.equal(res.headers['x-ratelimit-limit'], undefined);
+      // Every request counts regardless of response status: the one with the key used one request.
+      assert.deepEqual(rateHeaders(res), 'authorization' in headers ? countedAs(before + 1) : noRateHeaders);
     }
-    assert.equal(await keyCount(), before);
+    assert.equal(await keyCount(), before + 1);
   });
 }
 
@@ -62,8 +70,8 @@ test('POST /api/v1/contacts (a planned endpoint) is an unknown route: 404', asyn
 const known = () => ['/api/v1/me', '/api/v1/calls', `/api/v1/calls/${callId}`];
 
 for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const) {
-  test(`${method} on a known path answers 405 METHOD_NOT_ALLOWED with Allow: GET, before authentication`, async () => {
-    const before = await keyCount();
+  test(`${method} on a known path answers 405 METHOD_NOT_ALLOWED with Allow: GET, counted against a key it carries`, async () => {
+    let count = await keyCount();
     for (const url of known()) {
       for (const headers of [{}, bearer(key)]) {
         const res = await h.app.inject({ method, url, headers });
@@ -74,19 +82,95 @@ for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const) {
           body.error.message,
           `${method} is not allowed on ${template}; this path answers GET only (the REST API is read-only).`,
         );
+        if ('authorization' in headers) count++;
+        assert.deepEqual(rateHeaders(res), 'authorization' in headers ? countedAs(count) : noRateHeaders);
       }
     }
-    assert.equal(await keyCount(), before);
+    assert.equal(await keyCount(), count);
   });
 }
 
-test('HEAD on a known path answers 405 with Allow: GET and no body', async () => {
+test('HEAD on a known path answers 405 with Allow: GET and no body, counted', async () => {
+  let count = await keyCount();
   for (const url of known()) {
     const res = await h.app.inject({ method: 'HEAD', url, headers: bearer(key) });
     assert.equal(res.statusCode, 405);
     assert.equal(res.headers.allow, 'GET');
     assert.equal(res.body, '');
+    assert.deepEqual(rateHeaders(res), countedAs(++count));
   }
+  assert.equal(await keyCount(), count);
+});
+
+test('a key over its limit gets 429 on an unknown route and on a wrong method too, with Retry-After', async () => {
+  h.clock.set('2026-06-15T10:30:00.000Z');
+  try {
+    const { orgId, ownerId } = await insertOrg(h.db);
+    const small = await insertApiKey(h.db, { orgId, userId: ownerId, rateLimit: 2 });
+    assert.equal((await call(h, '/me', '/me', small.key)).statusCode, 200);
+    const unknown = await h.app.inject({
+      method: 'GET',
+      url: '/api/v1/contacts',
+      headers: bearer(small.key),
+    });
+    assertErrorShape(unknown, 404, 'NOT_FOUND');
+    assert.deepEqual(rateHeaders(unknown), {
+      limit: '2',
+      remaining: '0',
+      reset: '2026-06-15T11:00:00.000Z',
+      retryAfter: undefined,
+    });
+    for (const [method, url] of [
+      ['GET', '/api/v1/contacts'],
+      ['POST', '/api/v1/calls'],
+      ['DELETE', `/api/v1/calls/${callId}`],
+    ] as const) {
+      const res = await h.app.inject({ method, url, headers: bearer(small.key) });
+      const body = assertErrorShape(res, 429, 'RATE_LIMITED');
+      assert.equal(
+        body.error.message,
+        "Rate limit exceeded: this API key's limit of 2 requests per hour. The window resets on the UTC hour; retry after Retry-After seconds.",
+        `${method} ${url}`,
+      );
+      assert.deepEqual(rateHeaders(res), {
+        limit: '2',
+        remaining: '0',
+        reset: '2026-06-15T11:00:00.000Z',
+        retryAfter: '1800',
+      });
+    }
+    assert.equal(await countOf(`key:${small.keyId}`), 5);
+    assert.equal(await countOf(`org:${orgId}`), 5);
+  } finally {
+    h.clock.set('2026-06-15T10:00:00.000Z');
+  }
+});
+
+test('an unknown route with an invalid key stays 404, shows no rate headers and counts as a failed authentication', async () => {
+  const ip = '203.0.113.77';
+  for (const [method, url] of [
+    ['GET', '/api/v1/contacts'],
+    ['POST', '/api/v1/calls'],
+  ] as const) {
+    const res = await h.app.inject({ method, url, headers: bearer('cc_live_unknown'), remoteAddress: ip });
+    assertErrorShape(
+      res,
+      method === 'GET' ? 404 : 405,
+      method === 'GET' ? 'NOT_FOUND' : 'METHOD_NOT_ALLOWED',
+    );
+    assert.deepEqual(rateHeaders(res), noRateHeaders);
+  }
+  // Without a Bearer key nothing is counted at all.
+  await h.app.inject({ method: 'GET', url: '/api/v1/contacts', remoteAddress: ip });
+  assert.equal(await countOf(`authfail:${ip}`), 2);
+});
+
+test('openapi.json is not counted, even when the request carries a key', async () => {
+  const before = await keyCount();
+  const res = await h.app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: bearer(key) });
+  assert.equal(res.statusCode, 200);
+  assert.deepEqual(rateHeaders(res), noRateHeaders);
+  assert.equal(await keyCount(), before);
 });
 
 test('a POST with a malformed JSON body still answers 405, not 400', async () => {

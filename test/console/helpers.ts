@@ -1,3 +1,4 @@
+import { randomBytes, scryptSync } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hashPassword } from '../../src/accounts/passwords.ts';
@@ -17,6 +18,17 @@ export async function orgWithLogin(db: Queryable, passwordHash: string) {
 }
 
 export const passwordHash = () => hashPassword(PASSWORD);
+
+/**
+ * A valid stored hash of `password` at a low scrypt cost (N=2^10, the format verifyPassword reads):
+ * for tests that run dozens of password checks, where the production cost would take seconds each
+ * on a loaded machine. What they test is the throttle in front of the check, not its cost.
+ */
+export function cheapPasswordHash(password = PASSWORD): string {
+  const salt = randomBytes(16);
+  const hash = scryptSync(password.normalize('NFC'), salt, 32, { N: 1024, r: 8, p: 1 });
+  return `scrypt$1024$8$1$${salt.toString('base64url')}$${hash.toString('base64url')}`;
+}
 
 /** Response bodies in tests are read field by field; the assertions check their shape. */
 // biome-ignore lint/suspicious/noExplicitAny: see above

@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { HOUR, MINUTE } from '../../src/clock.ts';
 import { insertApiKey } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { login, orgWithLogin, PASSWORD, passwordHash } from './helpers.ts';
+import { cheapPasswordHash, login, orgWithLogin, PASSWORD, passwordHash } from './helpers.ts';
 
 let h: Harness;
 let email: string;
@@ -18,6 +18,20 @@ after(() => h.close());
 
 const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
   h.app.inject({ method: 'POST', url, payload: payload as Record<string, unknown>, headers });
+
+/** POST /app/api/login from a given client address. */
+const loginFrom = (remoteAddress: string, email: string, password: string) =>
+  h.app.inject({ method: 'POST', url: '/app/api/login', payload: { email, password }, remoteAddress });
+
+/** A fresh account whose password is PASSWORD at a low scrypt cost (many checks stay fast). */
+const cheapAccount = async () => (await orgWithLogin(h.db, cheapPasswordHash())).email;
+
+/** How many answers had each status, e.g. { 401: 20, 429: 10 }. */
+const tally = (answers: { statusCode: number }[]) => {
+  const out: Record<number, number> = {};
+  for (const a of answers) out[a.statusCode] = (out[a.statusCode] ?? 0) + 1;
+  return out;
+};
 
 test('login answers 200 with user, organization and CSRF token and sets the session cookie with exact flags', async () => {
   const res = await post('/app/api/login', { email, password: PASSWORD });
@@ -179,4 +193,85 @@ test('twenty failed logins a minute for one e-mail from one address answer 429 w
   assert.equal((await post('/app/api/login', { email, password: PASSWORD })).statusCode, 200);
   h.clock.advance(MINUTE);
   assert.equal((await post('/app/api/login', { email: target, password: 'bad' })).statusCode, 401);
+});
+
+test('30 concurrent wrong passwords for one account: exactly 20 reach the password check, 10 answer 429', async () => {
+  h.clock.set('2026-06-16T10:00:15.000Z');
+  const target = await cheapAccount();
+  const ip = '198.51.100.30';
+  const answers = await Promise.all(
+    Array.from({ length: 30 }, (_, i) => loginFrom(ip, target, `wrong password ${i}`)),
+  );
+  // 401 = the password was checked and was wrong; 429 = refused before the check.
+  assert.deepEqual(tally(answers), { 401: 20, 429: 10 });
+  for (const res of answers.filter((r) => r.statusCode === 429)) {
+    assert.deepEqual(res.json().error, {
+      code: 'RATE_LIMITED',
+      message:
+        'Too many login attempts for this e-mail from your address (at most 20 a minute); retry in 45 seconds.',
+    });
+    assert.equal(res.json().success, false);
+    assert.equal(res.headers['retry-after'], '45');
+  }
+  // The cap holds for the right password too until the minute is over; then it signs in.
+  assert.equal((await loginFrom(ip, target, PASSWORD)).statusCode, 429);
+  h.clock.advance(MINUTE);
+  assert.equal((await loginFrom(ip, target, PASSWORD)).statusCode, 200);
+});
+
+test('one address trying many accounts: at most 100 attempts a minute reach the password check, across all e-mails', async () => {
+  h.clock.set('2026-06-16T11:00:00.000Z');
+  // 11 accounts × 10 attempts: no single account comes near its own cap of 20.
+  const targets = await Promise.all(Array.from({ length: 11 }, () => cheapAccount()));
+  const ip = '198.51.100.100';
+  const answers = await Promise.all(
+    targets.flatMap((t) => Array.from({ length: 10 }, (_, i) => loginFrom(ip, t, `guess ${i}`))),
+  );
+  assert.deepEqual(tally(answers), { 401: 100, 429: 10 });
+  const limited = answers.find((r) => r.statusCode === 429)!;
+  assert.deepEqual(limited.json().error, {
+    code: 'RATE_LIMITED',
+    message: 'Too many login attempts from your address (at most 100 a minute); retry in 60 seconds.',
+  });
+  assert.equal(limited.headers['retry-after'], '60');
+  // A fresh e-mail from the same address is refused before its password is checked …
+  const other = await cheapAccount();
+  assert.equal((await loginFrom(ip, other, PASSWORD)).statusCode, 429);
+  // … another address is not affected, and the address gets its budget back the next minute.
+  assert.equal((await loginFrom('198.51.100.101', other, PASSWORD)).statusCode, 200);
+  h.clock.advance(MINUTE);
+  assert.equal((await loginFrom(ip, other, PASSWORD)).statusCode, 200);
+});
+
+test('after a few typos the right password signs in, and that resets the count for the e-mail', async () => {
+  h.clock.set('2026-06-16T12:00:00.000Z');
+  const target = await cheapAccount();
+  const ip = '198.51.100.12';
+  for (let i = 0; i < 19; i++) assert.equal((await loginFrom(ip, target, 'typo')).statusCode, 401);
+  assert.equal((await loginFrom(ip, target, PASSWORD)).statusCode, 200);
+  // The success reset the e-mail's count: 20 more wrong passwords are checked, the 21st is not.
+  for (let i = 0; i < 20; i++) {
+    assert.equal((await loginFrom(ip, target, 'typo')).statusCode, 401, `attempt ${i + 1} after the success`);
+  }
+  assert.equal((await loginFrom(ip, target, 'typo')).statusCode, 429);
+});
+
+test('successful logins do not use up the address budget', async () => {
+  h.clock.set('2026-06-16T13:00:00.000Z');
+  const target = await cheapAccount();
+  const ip = '198.51.100.13';
+  for (let i = 0; i < 105; i++) {
+    assert.equal((await loginFrom(ip, target, PASSWORD)).statusCode, 200, `login ${i + 1}`);
+  }
+  assert.equal((await loginFrom(ip, target, 'typo')).statusCode, 401);
+});
+
+test('IPv6 clients are counted per /64: addresses of one network share both caps', async () => {
+  h.clock.set('2026-06-16T14:00:00.000Z');
+  const target = await cheapAccount();
+  for (let i = 1; i <= 20; i++) {
+    assert.equal((await loginFrom(`2001:db8:1:2::${i.toString(16)}`, target, 'typo')).statusCode, 401);
+  }
+  assert.equal((await loginFrom('2001:db8:1:2:ffff:ffff:ffff:ffff', target, 'typo')).statusCode, 429);
+  assert.equal((await loginFrom('2001:db8:1:3::1', target, 'typo')).statusCode, 401);
 });
