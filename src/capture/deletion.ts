@@ -115,7 +115,9 @@ export async function eraseCall(deps: Deps, callId: string): Promise<void> {
       [call.id, now],
     );
     await tx.query('DELETE FROM call_analyses WHERE call_id = $1', [call.id]);
-    await eraseCallFromWebhooks(tx, { callId: call.id, now });
+    // The fan-out share-locks the reached subscriptions before eraseCallFromWebhooks locks the
+    // call's deliveries: subscription, then delivery, the order of every other writer (a failure
+    // write, a pause, a re-verification), so none of them can deadlock with an erase.
     if (hadAudio) {
       await emitEvent(tx, {
         organizationId: call.organization_id,
@@ -133,6 +135,7 @@ export async function eraseCall(deps: Deps, callId: string): Promise<void> {
         createdAt: now,
       });
     }
+    await eraseCallFromWebhooks(tx, { callId: call.id, now });
     return call.recording_key;
   });
   if (blobKey) await deleteBlob(deps, blobKey);

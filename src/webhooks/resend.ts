@@ -11,6 +11,8 @@ import { wakeWorkers } from './handshake.ts';
  * dead-lettered or skipped delivery goes out again with the SAME event_id and the stored body. The
  * row itself is reset (one row per subscription and event), so there is never a second copy in the
  * queue. A paused (or not yet verified) subscription's resends wait until it is re-verified.
+ * Deliveries of an erased call's events (other than its deletion events) are never resent: a single
+ * resend answers 409 CONFLICT, a bulk resend leaves them out (src/webhooks/erasure.ts).
  */
 export const RESENDABLE = ['dead_lettered', 'skipped'] as const;
 export type ResendableStatus = (typeof RESENDABLE)[number];

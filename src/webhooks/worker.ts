@@ -14,7 +14,9 @@
  * worker holds up to 2.5 × concurrency rows (in flight + ready) and claims again when fewer than
  * concurrency / 2 are ready, so a busy queue costs one claim per dozens of deliveries and no slot
  * waits for a claim round trip; a wake-up on an idle worker claims at once. A ready row that waited
- * past half its lease is dropped (another claim takes it when the lease expires).
+ * past half its lease is dropped (another claim takes it when the lease expires); one that waited
+ * RECHECK_AFTER_MS is re-read before its request, so a delivery withdrawn meanwhile (its call
+ * erased, src/webhooks/erasure.ts) is not sent.
  */
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../deps.ts';
