@@ -2,6 +2,7 @@ import { badRequest } from '../api/errors.ts';
 import { DAY } from '../clock.ts';
 import type { Deps } from '../deps.ts';
 import { deleteBlob } from '../recordings/ingest.ts';
+import { eraseCallFromWebhooks } from '../webhooks/erasure.ts';
 import {
   type DeletionReason,
   deletionScheduledData,
@@ -92,8 +93,10 @@ export async function cancelDeletion(deps: Deps, callId: string): Promise<void> 
 
 /**
  * POST …/erase (and the retention sweep at pending_deletion_at): the call is gone. In one transaction
- * the personal fields are blanked, the transcript and analysis deleted, erased_at set (every read
- * answers 404 from then on) and, when audio was stored, call.recording.deleted (hard_deleted) emitted
+ * the personal and free-text fields are blanked, the transcript and analysis deleted, erased_at set
+ * (every read answers 404 from then on), the webhook side withdrawn (src/webhooks/erasure.ts: the
+ * call's undelivered deliveries skipped with reason call_erased, its event bodies emptied of data,
+ * echoed replies cleared) and, when audio was stored, call.recording.deleted (hard_deleted) emitted
  * to the subscriptions the call's content reached. The audio blob is deleted after the commit.
  */
 export async function eraseCall(deps: Deps, callId: string): Promise<void> {
@@ -104,7 +107,7 @@ export async function eraseCall(deps: Deps, callId: string): Promise<void> {
     await tx.query(
       `UPDATE calls SET erased_at = $2, updated_at = $2, caller_phone = '', customer_phone = NULL,
               customer_phone_e164 = NULL, customer_phone_national = NULL, customer_phone_rdigits = NULL,
-              company_phone_e164 = NULL, caller_name = NULL, pending_transcript = NULL,
+              company_phone_e164 = NULL, caller_name = NULL, failure_reason = NULL, pending_transcript = NULL,
               pending_transcript_language = NULL, recording_key = NULL, recording_bytes = NULL,
               recording_state = CASE WHEN recording_state = 'available' THEN 'deleted' ELSE recording_state END,
               recording_deleted_at = CASE WHEN recording_state = 'available' THEN $2 ELSE recording_deleted_at END
@@ -112,6 +115,9 @@ export async function eraseCall(deps: Deps, callId: string): Promise<void> {
       [call.id, now],
     );
     await tx.query('DELETE FROM call_analyses WHERE call_id = $1', [call.id]);
+    // The fan-out share-locks the reached subscriptions before eraseCallFromWebhooks locks the
+    // call's deliveries: subscription, then delivery, the order of every other writer (a failure
+    // write, a pause, a re-verification), so none of them can deadlock with an erase.
     if (hadAudio) {
       await emitEvent(tx, {
         organizationId: call.organization_id,
@@ -129,6 +135,7 @@ export async function eraseCall(deps: Deps, callId: string): Promise<void> {
         createdAt: now,
       });
     }
+    await eraseCallFromWebhooks(tx, { callId: call.id, now });
     return call.recording_key;
   });
   if (blobKey) await deleteBlob(deps, blobKey);

@@ -24,15 +24,17 @@ export interface OutgoingEmail {
   to: string;
   subject: string;
   body: string;
+  /** the call the e-mail quotes something of (a pause notice's last reply): erasing it redacts the quote */
+  callId?: string | null;
 }
 
 /** Stores an e-mail as 'queued'; call inside the transaction that makes the change it reports. */
 export async function queueEmail(tx: Queryable, mail: OutgoingEmail, now: Date): Promise<string> {
   const id = newId();
   await tx.query(
-    `INSERT INTO email_outbox (id, organization_id, to_address, subject, body, status, created_at)
-     VALUES ($1, $2, $3, $4, $5, 'queued', $6)`,
-    [id, mail.organizationId, mail.to, mail.subject, mail.body, now],
+    `INSERT INTO email_outbox (id, organization_id, to_address, subject, body, status, created_at, call_id)
+     VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)`,
+    [id, mail.organizationId, mail.to, mail.subject, mail.body, now, mail.callId ?? null],
   );
   return id;
 }

@@ -13,7 +13,7 @@ import { DELETION_EVENT_TYPES } from './outbox.ts';
 import { queuePauseNotice } from './pause-notice.ts';
 import { decryptSecret } from './secret-box.ts';
 import { deliveryHeaders } from './signing.ts';
-import type { ClaimedDelivery } from './sql/claim-deliveries.ts';
+import { type ClaimedDelivery, stillLeased } from './sql/claim-deliveries.ts';
 import type { DeliverySuccess } from './sql/complete-delivery.ts';
 import { failDelivery } from './sql/fail-delivery.ts';
 
@@ -60,8 +60,21 @@ function openSecret(ctx: AttemptContext, row: ClaimedDelivery): string | null {
   }
 }
 
-export async function attemptDelivery(ctx: AttemptContext, row: ClaimedDelivery): Promise<void> {
+/**
+ * opts.recheck: the row waited in the worker after its claim; it is re-read first and dropped
+ * unsent when it is no longer pending under this worker's lease (its call was erased, it was
+ * skipped by an emergency rotation or a deleted subscription meanwhile).
+ */
+export async function attemptDelivery(
+  ctx: AttemptContext,
+  row: ClaimedDelivery,
+  opts: { recheck?: boolean } = {},
+): Promise<void> {
   const { deps } = ctx;
+  if (opts.recheck && !(await stillLeased(deps.db, { id: row.id, owner: ctx.owner }))) {
+    deps.log.info({ deliveryId: row.id }, 'claimed webhook delivery withdrawn before it was sent; dropped');
+    return;
+  }
   const startedAt = deps.clock.now();
   const timestampSeconds = Math.floor(startedAt.getTime() / 1000);
   const attemptNumber = row.attempts + 1;
@@ -152,7 +165,9 @@ export async function attemptDelivery(ctx: AttemptContext, row: ClaimedDelivery)
         pausedAt: now,
         responseStatus,
         errorClass,
-        snippet,
+        snippet: updated ? snippet : null,
+        replyWithdrawn: !updated,
+        callId: row.callId,
       },
     });
   });

@@ -18,7 +18,19 @@ export interface PauseFacts {
   errorClass: string | null;
   /** response body snippet (sanitised) or the error message */
   snippet: string | null;
+  /**
+   * The failed delivery was no longer this worker's when its outcome was written (its call was
+   * erased meanwhile, or its lease lost): the reply is not quoted.
+   */
+  replyWithdrawn?: boolean;
+  /** the call whose event the failed delivery carried, if any (erasing it redacts the quoted reply) */
+  callId?: string | null;
 }
+
+/** What a redacted "Last reply" says after the call its delivery carried was erased. */
+export const ERASED_REPLY_NOTE = '(not kept: the call it concerned was erased)';
+const WITHDRAWN_REPLY_NOTE =
+  '(not kept: the delivery was withdrawn while the request was out, e.g. its call was erased)';
 
 function reasonText(reason: string, status: number | null): string {
   switch (reason) {
@@ -50,8 +62,9 @@ function displayUrl(url: string): string {
 export function pauseNotice(f: PauseFacts): { subject: string; body: string } {
   const url = displayUrl(f.url);
   const quoted = (f.snippet ?? '').slice(0, 500).replace(/\n/g, '\n  ');
-  const last =
-    f.responseStatus !== null
+  const last = f.replyWithdrawn
+    ? `${f.responseStatus !== null ? `HTTP ${f.responseStatus}` : `no reply (${f.errorClass ?? 'error'})`} ${WITHDRAWN_REPLY_NOTE}`
+    : f.responseStatus !== null
       ? `HTTP ${f.responseStatus}${quoted ? `, body starts with:\n  ${quoted}` : ' (empty body)'}`
       : `no reply (${f.errorClass ?? 'error'}${f.snippet ? `: ${f.snippet.slice(0, 300)}` : ''})`;
   const body = [
@@ -71,6 +84,18 @@ export function pauseNotice(f: PauseFacts): { subject: string; body: string } {
   return { subject: `Webhook subscription paused: ${url}`, body };
 }
 
+/**
+ * The notice with its "Last reply" taken out (the call whose event the reply may echo was erased):
+ * the status stays, the quoted body or error text goes. The quote never holds a blank line (its
+ * lines are indented), so the entry ends at the first one.
+ */
+export function redactPauseNotice(body: string): string {
+  return body.replace(
+    /^Last reply: (HTTP \d{3})?[\s\S]*?\n\n/m,
+    (_m, status: string | undefined) => `Last reply: ${status ? `${status} ` : ''}${ERASED_REPLY_NOTE}\n\n`,
+  );
+}
+
 /** Queues the notice for the account owner inside the pausing transaction; null when there is none. */
 export async function queuePauseNotice(
   tx: Queryable,
@@ -84,7 +109,7 @@ export async function queuePauseNotice(
   const { subject, body } = pauseNotice(p.facts);
   return queueEmail(
     tx,
-    { organizationId: p.organizationId, to: owner.rows[0].email, subject, body },
+    { organizationId: p.organizationId, to: owner.rows[0].email, subject, body, callId: p.facts.callId },
     p.facts.pausedAt,
   );
 }

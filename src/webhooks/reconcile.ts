@@ -9,7 +9,8 @@
  *    the window (webhook.test excepted, it targets one subscription) and every subscription of the
  *    organization that is active or paused, not deleted, verified no later than the event, whose
  *    event_types match and — for deletion events — that received the call's content, a missing
- *    delivery is inserted (pending, due now). The unique (subscription_id, event_id) makes this
+ *    delivery is inserted (pending, due now). An erased call's events other than its deletion
+ *    events are never healed: their content is gone and nothing of it is sent again. The unique (subscription_id, event_id) makes this
  *    idempotent and safe next to a concurrent fan-out.
  * 2. A held flag out of step with its subscription (the triggers of 0003 prevent it; this repairs a
  *    row written around them): released for active subscriptions, held for the others.
@@ -48,6 +49,8 @@ SELECT gen_random_uuid(), e.organization_id, s.id, e.id, e.event_type, 'pending'
  WHERE e.created_at >= $1 AND e.created_at <= $2 AND e.event_type <> 'webhook.test'
    AND (e.event_type <> ALL ($4::text[]) OR EXISTS (
          SELECT 1 FROM webhook_call_reach r WHERE r.subscription_id = s.id AND r.call_id = e.call_id))
+   AND (e.event_type = ANY ($4::text[]) OR e.call_id IS NULL OR NOT EXISTS (
+         SELECT 1 FROM calls c WHERE c.id = e.call_id AND c.erased_at IS NOT NULL))
    AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.subscription_id = s.id AND d.event_id = e.id)
  ORDER BY s.id, e.id
  LIMIT $5

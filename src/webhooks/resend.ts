@@ -3,6 +3,7 @@ import { DAY } from '../clock.ts';
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import type { SubscriptionState } from '../domain/subscription-state.ts';
+import { ERASED_CONTENT_SQL } from './erasure.ts';
 import { wakeWorkers } from './handshake.ts';
 
 /**
@@ -10,6 +11,8 @@ import { wakeWorkers } from './handshake.ts';
  * dead-lettered or skipped delivery goes out again with the SAME event_id and the stored body. The
  * row itself is reset (one row per subscription and event), so there is never a second copy in the
  * queue. A paused (or not yet verified) subscription's resends wait until it is re-verified.
+ * Deliveries of an erased call's events (other than its deletion events) are never resent: a single
+ * resend answers 409 CONFLICT, a bulk resend leaves them out (src/webhooks/erasure.ts).
  */
 export const RESENDABLE = ['dead_lettered', 'skipped'] as const;
 export type ResendableStatus = (typeof RESENDABLE)[number];
@@ -39,15 +42,23 @@ export async function resendDelivery(
   message: string;
 }> {
   return deps.db.transaction(async (tx) => {
-    const { rows } = await tx.query<{ event_id: string; status: string; state: SubscriptionState }>(
-      `SELECT d.event_id, d.status, s.state
+    const { rows } = await tx.query<{
+      event_id: string;
+      status: string;
+      state: SubscriptionState;
+      call_id: string | null;
+      erased: boolean;
+    }>(
+      `SELECT d.event_id, d.status, s.state, e.call_id, ${ERASED_CONTENT_SQL('e')} AS erased
          FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+         JOIN events e ON e.id = d.event_id
         WHERE d.id = $1 AND d.organization_id = $2 AND s.deleted_at IS NULL
         FOR UPDATE OF d`,
       [deliveryId, organizationId],
     );
     const d = rows[0];
     if (!d) throw notFound(`No delivery ${deliveryId} in your organization.`);
+    if (d.erased) throw new ApiError('CONFLICT', erasedMessage(d.call_id!));
     if (!(RESENDABLE as readonly string[]).includes(d.status)) {
       throw new ApiError(
         'CONFLICT',
@@ -68,6 +79,10 @@ export async function resendDelivery(
   });
 }
 
+/** 409 CONFLICT message of a resend of an erased call's content. */
+export const erasedMessage = (callId: string) =>
+  `The call ${callId} was erased: its events are not sent again (only its deletion events are), so this delivery cannot be resent.`;
+
 export interface BulkResendInput {
   from: Date;
   to: Date;
@@ -86,7 +101,8 @@ export function checkBulkWindow(from: Date, to: Date): void {
 
 /**
  * Resends every delivery of one subscription in [from, to) (by created_at) whose status is in
- * statuses; dry_run only counts. Returns how many were (or would be) queued again.
+ * statuses; dry_run only counts. Returns how many were (or would be) queued again. Deliveries of an
+ * erased call's events (other than its deletion events) are left out and counted in erased_excluded.
  */
 export async function bulkResend(
   deps: Deps,
@@ -97,6 +113,8 @@ export async function bulkResend(
   count: number;
   dry_run: boolean;
   subscription_state: SubscriptionState;
+  /** deliveries in the window and statuses that belong to erased calls: never resent */
+  erased_excluded: number;
   message: string | null;
 }> {
   checkBulkWindow(b.from, b.to);
@@ -109,27 +127,37 @@ export async function bulkResend(
     if (!state) throw notFound(`No webhook subscription ${subscriptionId} in your organization.`);
     const where = `subscription_id = $1 AND organization_id = $2 AND status = ANY ($3::text[])
                    AND created_at >= $4 AND created_at < $5`;
+    const erased = `EXISTS (SELECT 1 FROM events e WHERE e.id = webhook_deliveries.event_id AND ${ERASED_CONTENT_SQL('e')})`;
     const params = [subscriptionId, organizationId, b.statuses, b.from, b.to];
-    let count: number;
-    if (b.dryRun) {
-      const r = await tx.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM webhook_deliveries WHERE ${where}`,
-        params,
+    const counted = await tx.query<{ n: number; erased: number }>(
+      `SELECT count(*) FILTER (WHERE NOT ${erased})::int AS n, count(*) FILTER (WHERE ${erased})::int AS erased
+         FROM webhook_deliveries WHERE ${where}`,
+      params,
+    );
+    let count = counted.rows[0]?.n ?? 0;
+    const erasedExcluded = counted.rows[0]?.erased ?? 0;
+    if (!b.dryRun && count > 0) {
+      const r = await tx.query(
+        `UPDATE webhook_deliveries SET ${reset('$6')} WHERE ${where} AND NOT ${erased} RETURNING id`,
+        [...params, deps.clock.now()],
       );
-      count = r.rows[0]?.n ?? 0;
-    } else {
-      const r = await tx.query(`UPDATE webhook_deliveries SET ${reset('$6')} WHERE ${where} RETURNING id`, [
-        ...params,
-        deps.clock.now(),
-      ]);
       count = r.rowCount;
       if (count > 0) await wakeWorkers(tx);
     }
+    const notes = [
+      ...(erasedExcluded > 0
+        ? [
+            `${erasedExcluded} ${erasedExcluded === 1 ? 'delivery belongs' : 'deliveries belong'} to erased calls and ${erasedExcluded === 1 ? 'is' : 'are'} not sent again.`,
+          ]
+        : []),
+      ...(state === 'active' ? [] : [WAITING]),
+    ];
     return {
       count,
       dry_run: b.dryRun,
       subscription_state: state,
-      message: state === 'active' ? null : WAITING,
+      erased_excluded: erasedExcluded,
+      message: notes.length > 0 ? notes.join(' ') : null,
     };
   });
 }

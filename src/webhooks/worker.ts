@@ -15,7 +15,9 @@
  * worker holds up to 2.5 × concurrency rows (in flight + ready) and claims again when fewer than
  * concurrency / 2 are ready, so a busy queue costs one claim per dozens of deliveries and no slot
  * waits for a claim round trip; a wake-up on an idle worker claims at once. A ready row that waited
- * past half its lease is dropped (another claim takes it when the lease expires).
+ * past half its lease is dropped (another claim takes it when the lease expires); one that waited
+ * RECHECK_AFTER_MS is re-read before its request, so a delivery withdrawn meanwhile (its call
+ * erased, src/webhooks/erasure.ts) is not sent.
  */
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../deps.ts';
@@ -35,6 +37,13 @@ export const LEASE_MS = 60_000;
 export const POLL_INTERVAL_MS = 1_000;
 /** Largest batch of successes written by one statement. */
 export const MAX_SUCCESS_BATCH = 500;
+/**
+ * A claimed row that waited at least this long for a request slot is re-read before it is sent
+ * (one primary-key read): meanwhile its call may have been erased, or the row skipped. Rows sent
+ * within this time of their claim are not: the claim itself just read them, and in a busy queue
+ * rows wait far less than this, so the hot path stays at one claim per dozens of deliveries.
+ */
+export const RECHECK_AFTER_MS = 100;
 
 export interface DeliveryWorkerOptions {
   concurrency?: number;
@@ -42,6 +51,8 @@ export interface DeliveryWorkerOptions {
   pollIntervalMs?: number;
   /** lease_owner written on claimed rows; random by default */
   workerId?: string;
+  /** re-read a claimed row before its request when it waited this long (RECHECK_AFTER_MS) */
+  recheckAfterMs?: number;
   /** request time-out of the default client (tests shorten it) */
   timeoutMs?: number;
   client?: WebhookClient;
@@ -65,6 +76,7 @@ export interface DeliveryWorker {
 export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {}): DeliveryWorker {
   const concurrency = Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY);
   const leaseMs = opts.leaseMs ?? LEASE_MS;
+  const recheckAfterMs = opts.recheckAfterMs ?? RECHECK_AFTER_MS;
   const owner = opts.workerId ?? `worker-${randomUUID()}`;
   const client =
     opts.client ??
@@ -123,8 +135,8 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
     ready.length <= concurrency / 2 &&
     inFlight.size + ready.length < capacity;
 
-  function launch(row: ClaimedDelivery): void {
-    const p: Promise<void> = attemptDelivery(ctx, row)
+  function launch(row: ClaimedDelivery, recheck: boolean): void {
+    const p: Promise<void> = attemptDelivery(ctx, row, { recheck })
       .catch((err: Error) => {
         // The row keeps its lease and is attempted again when it expires (at-least-once).
         deps.log.error({ deliveryId: row.id, err: err.message }, 'webhook attempt not recorded');
@@ -137,12 +149,16 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
     inFlight.add(p);
   }
 
-  /** Starts ready rows while slots are free; a row past half its lease is left for a later claim. */
+  /**
+   * Starts ready rows while slots are free; a row past half its lease is left for a later claim, a
+   * row that waited RECHECK_AFTER_MS or more is re-read before its request.
+   */
   function pump(): void {
     while (inFlight.size < concurrency && ready.length > 0) {
       const next = ready.shift()!;
-      if (deps.clock.now().getTime() > next.leaseUntil - leaseMs / 2) continue;
-      launch(next.row);
+      const now = deps.clock.now().getTime();
+      if (now > next.leaseUntil - leaseMs / 2) continue;
+      launch(next.row, now - (next.leaseUntil - leaseMs) >= recheckAfterMs);
     }
   }
 

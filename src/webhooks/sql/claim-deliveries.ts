@@ -133,3 +133,16 @@ export async function releaseDeliveries(
   );
   return r.rowCount;
 }
+
+/**
+ * Whether a claimed row is still this worker's to send: pending under its lease. A row that waited
+ * for a request slot is re-read with this before its POST (src/webhooks/worker.ts), so a delivery
+ * skipped meanwhile (its call erased, an emergency rotation, its subscription deleted) is not sent.
+ */
+export async function stillLeased(db: Queryable, p: { id: string; owner: string }): Promise<boolean> {
+  const r = await db.query(
+    `SELECT 1 FROM webhook_deliveries WHERE id = $1 AND status = 'pending' AND lease_owner = $2`,
+    [p.id, p.owner],
+  );
+  return r.rowCount > 0;
+}

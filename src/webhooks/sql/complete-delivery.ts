@@ -9,6 +9,12 @@ import type { Db } from '../../db/types.ts';
  * `d.id = ANY ($1)` drives the update by primary key whatever the table statistics say (with stale
  * statistics the planner otherwise scanned every pending row through the partial index).
  *
+ * A row that is no longer this worker's (its call was erased while the request was out — eraseCall
+ * skips it under a row lock, so the UPDATE waits for that commit and then leaves the row alone — or
+ * its lease was lost) keeps its status; its attempt is logged without the reply text, which may echo
+ * an erased call's content. The reach row is still written: the content did reach the subscription,
+ * so the call's deletion events are owed to it (reconciliation creates them).
+ *
  * A success resets the subscription's consecutive counters. Most subscriptions have none to reset
  * (the claim reports it) and the statement is skipped; otherwise the counters are reset first,
  * skipping a subscription another transaction has locked right now (SKIP LOCKED): the batch then
@@ -48,8 +54,8 @@ WITH input AS (
   INSERT INTO webhook_attempts (id, delivery_id, organization_id, attempt_number, started_at, duration_ms,
                                 response_status, error_class, response_snippet, secret_id, signature_timestamp)
   SELECT gen_random_uuid(), i.delivery_id, i.organization_id, i.attempt_number, i.started_at, i.duration_ms,
-         i.status, NULL, i.snippet, i.secret_id, i.signature_ts
-    FROM input i
+         i.status, NULL, CASE WHEN done.id IS NOT NULL THEN i.snippet END, i.secret_id, i.signature_ts
+    FROM input i LEFT JOIN done ON done.id = i.delivery_id
 ), reach AS (
   INSERT INTO webhook_call_reach (subscription_id, call_id, organization_id, first_delivered_at)
   SELECT DISTINCT i.subscription_id, i.reach_call_id, i.organization_id, $12::timestamptz

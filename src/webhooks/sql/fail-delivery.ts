@@ -9,6 +9,11 @@ import type { SubscriptionState } from '../../domain/subscription-state.ts';
  * a row lock, and its decision — next_attempt_at, dead-letter reason, new counters, pause — comes
  * back as parameters of the UPDATEs. Order: subscription first, then the delivery (the same order as
  * a pause or re-verification, whose trigger locks the subscription and then its pending deliveries).
+ *
+ * A delivery that is no longer this worker's when the outcome is written (its call was erased
+ * meanwhile — eraseCall skips it under a row lock — or its lease was lost) is not changed, and its
+ * attempt is logged without the reply text: the reply may echo an erased call's content. The
+ * delivery UPDATE waits for a concurrent erase to commit, so the attempt row is written knowing it.
  */
 export const LOCK_SUBSCRIPTION_SQL = `
 SELECT state, deleted_at, url, consecutive_transient_failures, consecutive_gone
@@ -101,6 +106,7 @@ export async function failDelivery(
     a.errorClass ? `${a.errorClass}${a.snippet ? `: ${a.snippet}` : ''}`.slice(0, 500) : null,
     p.now,
   ]);
+  const updated = upd.rowCount > 0;
   await tx.query(INSERT_ATTEMPT_SQL, [
     a.deliveryId,
     a.organizationId,
@@ -109,9 +115,9 @@ export async function failDelivery(
     a.durationMs,
     a.responseStatus,
     a.errorClass,
-    a.snippet,
+    updated ? a.snippet : null,
     a.secretId,
     a.signatureTimestamp,
   ]);
-  return { decision, url: s.url, updated: upd.rowCount > 0 };
+  return { decision, url: s.url, updated };
 }
