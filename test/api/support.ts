@@ -1,5 +1,6 @@
 import type { Queryable } from '../../src/db/types.ts';
 import type { Harness } from '../helpers/harness.ts';
+import type { Json } from '../helpers/json.ts';
 import { assertMatchesOpenApi } from '../helpers/openapi-check.ts';
 
 /** Shared by the REST API tests: requests that are checked against the OpenAPI document on the way. */
@@ -9,7 +10,7 @@ export interface Res {
   statusCode: number;
   headers: Record<string, string | string[] | number | undefined>;
   body: string;
-  json(): any;
+  json(): Json;
 }
 
 /** GET url (under /api/v1) with the key; the answer must match the operation `template` of the document. */

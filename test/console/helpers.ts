@@ -5,6 +5,7 @@ import type { Queryable } from '../../src/db/types.ts';
 import { newId } from '../../src/ids.ts';
 import { insertOrg } from '../helpers/fixtures.ts';
 import type { Harness } from '../helpers/harness.ts';
+import type { Json } from '../helpers/json.ts';
 
 export const PASSWORD = 'correct horse battery staple';
 
@@ -18,9 +19,6 @@ export async function orgWithLogin(db: Queryable, passwordHash: string) {
 
 export const passwordHash = () => hashPassword(PASSWORD);
 
-/** Response bodies in tests are read field by field; the assertions check their shape. */
-// biome-ignore lint/suspicious/noExplicitAny: see above
-type Json = any;
 export interface ConsoleResponse {
   status: number;
   json: Json;

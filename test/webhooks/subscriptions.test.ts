@@ -8,7 +8,6 @@ import {
   login,
   orgWithLogin,
   passwordHash,
-  type Receiver,
   receiverPool,
 } from '../console/helpers.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
