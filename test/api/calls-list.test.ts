@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { type CallRow, insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
+import { type CallRow, insertAnalysis, insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { errorOf } from '../helpers/http.ts';
 import type { Json } from '../helpers/json.ts';
-import { call, errorOf, insertAnalysis, rateHeaders } from './support.ts';
+import { call, rateHeaders } from '../helpers/rest.ts';
 
 let h: Harness;
 before(async () => {

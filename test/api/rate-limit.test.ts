@@ -4,8 +4,9 @@ import { deleteExpiredRateLimitWindows } from '../../src/api/rate-limit.ts';
 import { buildPublicApp } from '../../src/app.ts';
 import { insertApiKey, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { bearer, errorOf } from '../helpers/http.ts';
 import { assertMatchesOpenApi } from '../helpers/openapi-check.ts';
-import { bearer, call, errorOf, rateHeaders } from './support.ts';
+import { call, rateHeaders } from '../helpers/rest.ts';
 
 let h: Harness;
 before(async () => {

@@ -5,6 +5,8 @@ import type { Db } from '../../src/db/types.ts';
 import { claimDeliveries } from '../../src/webhooks/sql/claim-deliveries.ts';
 import { completeDeliveries } from '../../src/webhooks/sql/complete-delivery.ts';
 import { engine } from '../helpers/db.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import {
   attemptsOf,
   createEnv,
@@ -12,11 +14,8 @@ import {
   type Env,
   emit,
   insertSubscription,
-  newOrg,
-  type Receiver,
-  startReceiver,
   worker,
-} from './engine-helpers.ts';
+} from '../helpers/webhooks.ts';
 
 let env: Env;
 let rx: Receiver;
@@ -54,7 +53,7 @@ test('four workers with their own connections deliver a burst of 500 deliveries,
   );
   for (const w of workers) await w.start();
 
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   for (let i = 0; i < 10; i++) await insertSubscription(env.deps, { orgId, url: rx.url });
   rx.requests.length = 0;
   const emits: Promise<string>[] = [];
@@ -89,7 +88,7 @@ test('four workers with their own connections deliver a burst of 500 deliveries,
 });
 
 test(`on ${engine}, a worker that claimed and died leaves its deliveries to another worker once the lease expires`, async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId });
   const now = env.clock.now();
@@ -142,7 +141,7 @@ test(`on ${engine}, a worker that claimed and died leaves its deliveries to anot
 });
 
 test('two claims at the same moment never return the same delivery', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   await insertSubscription(env.deps, { orgId, url: rx.url });
   for (let i = 0; i < 20; i++) await emit(env.deps, { orgId });
   const now = env.clock.now();

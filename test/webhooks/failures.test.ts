@@ -4,6 +4,8 @@ import type { LookupFunction } from 'node:net';
 import { after, before, test } from 'node:test';
 import { createWebhookClient, SNIPPET_BYTES } from '../../src/webhooks/http-client.ts';
 import { engine } from '../helpers/db.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import {
   attemptsOf,
   createEnv,
@@ -12,11 +14,8 @@ import {
   emit,
   insertSubscription,
   MIN,
-  newOrg,
-  type Receiver,
-  startReceiver,
   worker,
-} from './engine-helpers.ts';
+} from '../helpers/webhooks.ts';
 
 let env: Env;
 let rx: Receiver;
@@ -48,7 +47,7 @@ after(async () => {
 const loopbackAllowed = () => createWebhookClient({ allowPrivateTargets: true, timeoutMs: 300 });
 
 async function attemptOnce(path: string, client = loopbackAllowed()) {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url.replace('/hooks', path) });
   const eventId = await emit(env.deps, { orgId });
   const t = performance.now();
@@ -85,7 +84,7 @@ test('a receiver streaming an endless 200 body is delivered promptly with a 1 Ki
 });
 
 test('with private targets refused, a subscription pointing at 127.0.0.1 is refused at every attempt and nothing is sent', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url.replace('http:', 'https:') });
   const eventId = await emit(env.deps, { orgId });
   rx.requests.length = 0;
@@ -101,7 +100,7 @@ test('with private targets refused, a host name that resolves to 127.0.0.1 is bl
   const toLoopback: LookupFunction = (_h, _o, cb) =>
     (cb as (e: null, a: LookupAddress[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
   const port = new URL(rx.url).port;
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, {
     orgId,
     url: `https://hooks.customer.example:${port}/hooks`,
@@ -117,7 +116,7 @@ test('with private targets refused, a host name that resolves to 127.0.0.1 is bl
 });
 
 test('a subscription without a usable signing secret is never sent unsigned', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   await env.db.query(`UPDATE webhook_secrets SET status = 'retired' WHERE subscription_id = $1`, [
     sub.subscriptionId,

@@ -8,7 +8,7 @@ import {
   SNIPPET_BYTES,
   sanitizeSnippet,
 } from '../../src/webhooks/http-client.ts';
-import { type Receiver, startReceiver } from './engine-helpers.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 
 let rx: Receiver;
 let port: number;

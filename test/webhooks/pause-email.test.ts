@@ -4,6 +4,8 @@ import { after, before, test } from 'node:test';
 import { SMTPServer } from 'smtp-server';
 import { createMailer, queueEmail } from '../../src/mail/mailer.ts';
 import { engine } from '../helpers/db.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { type Receiver, startReceiver, status } from '../helpers/receiver.ts';
 import {
   createEnv,
   deliveryFor,
@@ -11,13 +13,9 @@ import {
   emit,
   insertSubscription,
   MIN,
-  newOrg,
-  type Receiver,
-  startReceiver,
-  status,
   subscriptionRow,
   worker,
-} from './engine-helpers.ts';
+} from '../helpers/webhooks.ts';
 
 interface Mail {
   from: string;
@@ -70,7 +68,7 @@ const text = (raw: string) =>
     .replace(/=([0-9A-F]{2})/g, (_m, h) => String.fromCharCode(Number.parseInt(h, 16)));
 
 test(`on ${engine}, a 401 pauses the subscription, dead-letters the delivery and sends exactly one e-mail through SMTP`, async () => {
-  const { orgId, ownerEmail } = await newOrg(env.db);
+  const { orgId, ownerEmail } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: `${rx.url}?token=receiver-own-token` });
   // Two deliveries fail with 401 in the same round: still one pause and one e-mail.
   const a = await emit(env.deps, { orgId });

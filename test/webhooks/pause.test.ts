@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { engine } from '../helpers/db.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { startReceiver, status } from '../helpers/receiver.ts';
 import {
   createEnv,
   deliveryFor,
@@ -8,12 +10,9 @@ import {
   emit,
   HOUR,
   insertSubscription,
-  newOrg,
-  startReceiver,
-  status,
   subscriptionRow,
   worker,
-} from './engine-helpers.ts';
+} from '../helpers/webhooks.ts';
 
 let env: Env;
 before(async () => {
@@ -41,7 +40,7 @@ async function emailsOf(orgId: string) {
 
 test(`on ${engine}, 50 consecutive transient failures pause the subscription once, with one e-mail to the owner`, async () => {
   const rx = await startReceiver(status(500, 'upstream down'));
-  const { orgId, ownerEmail } = await newOrg(env.db);
+  const { orgId, ownerEmail } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const events: string[] = [];
   for (let i = 0; i < 10; i++) events.push(await emit(env.deps, { orgId }));
@@ -75,13 +74,13 @@ test(`on ${engine}, 50 consecutive transient failures pause the subscription onc
 
 test('a success resets the consecutive counters', async () => {
   const rx = await startReceiver(status(503));
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   for (let i = 0; i < 3; i++) await emit(env.deps, { orgId, eventType: 'contact.updated', callId: null });
   const w = worker(env.deps);
   await w.drain();
   assert.equal((await subscriptionRow(env.db, sub.subscriptionId)).consecutive_transient_failures, 3);
-  rx.handle(status(200));
+  rx.respond(status(200));
   await emit(env.deps, { orgId, eventType: 'contact.updated', callId: null });
   await w.drain();
   const s = await subscriptionRow(env.db, sub.subscriptionId);
@@ -93,7 +92,7 @@ test('a success resets the consecutive counters', async () => {
 
 test('deliveries of a paused subscription wait, and go out within moments of re-activation and a notify', async () => {
   const rx = await startReceiver();
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url, state: 'paused' });
   const a = await emit(env.deps, { orgId });
   const b = await emit(env.deps, { orgId });
@@ -118,7 +117,7 @@ test('deliveries of a paused subscription wait, and go out within moments of re-
 
 test('an idle started worker delivers a new event within milliseconds of its notify', async () => {
   const rx = await startReceiver();
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   await insertSubscription(env.deps, { orgId, url: rx.url });
   const w = worker(env.deps, { pollIntervalMs: 60_000 });
   await w.start();
@@ -133,7 +132,7 @@ test('an idle started worker delivers a new event within milliseconds of its not
 
 test('a delivery whose held flag was written wrong is not sent to a paused subscription: the claim holds it', async () => {
   const rx = await startReceiver();
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url, state: 'paused' });
   const eventId = await emit(env.deps, { orgId });
   // Written around the triggers, e.g. by hand in psql.

@@ -2,17 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { newId } from '../../src/ids.ts';
 import { engine } from '../helpers/db.ts';
-import {
-  createEnv,
-  type Env,
-  emit,
-  insertSubscription,
-  newOrg,
-  type Receiver,
-  startReceiver,
-  status,
-  worker,
-} from './engine-helpers.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { type Receiver, startReceiver, status } from '../helpers/receiver.ts';
+import { createEnv, type Env, emit, insertSubscription, worker } from '../helpers/webhooks.ts';
 
 let env: Env;
 let ok: Receiver;
@@ -45,7 +37,7 @@ async function recipients(eventId: string): Promise<string[]> {
 }
 
 test(`on ${engine}, deletion events go only to the subscriptions that successfully received that call's content`, async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const received = await insertSubscription(env.deps, { orgId, url: ok.url });
   const failed = await insertSubscription(env.deps, { orgId, url: failing.url });
   const contactsOnly = await insertSubscription(env.deps, {
@@ -69,7 +61,7 @@ test(`on ${engine}, deletion events go only to the subscriptions that successful
 });
 
 test('a delivered deletion event or contact event records no reach', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   await insertSubscription(env.deps, { orgId, url: ok.url });
   const callId = newId();
   await env.db.query(
@@ -86,7 +78,7 @@ test('a delivered deletion event or contact event records no reach', async () =>
 });
 
 test('every call event other than deletions records reach on a 2xx', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: ok.url });
   for (const type of ['call.transcribed', 'call.recording.ready', 'call.failed', 'call.tracker.matched']) {
     const callId = newId();

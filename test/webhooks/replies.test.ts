@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { engine } from '../helpers/db.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import {
   attemptsOf,
   createEnv,
@@ -9,12 +11,9 @@ import {
   emit,
   insertSubscription,
   MIN,
-  newOrg,
-  type Receiver,
-  startReceiver,
   subscriptionRow,
   worker,
-} from './engine-helpers.ts';
+} from '../helpers/webhooks.ts';
 
 let env: Env;
 let rx: Receiver;
@@ -28,7 +27,7 @@ before(async () => {
     if (code >= 300 && code < 400) res.setHeader('location', '/redirected');
     res.end(code === 204 ? undefined : `reply ${code}`);
   });
-  ({ orgId } = await newOrg(env.db));
+  ({ orgId } = await insertOrg(env.db));
 });
 after(async () => {
   await rx.close();

@@ -2,17 +2,10 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/webhooks/worker.ts';
-import {
-  type ConsoleClient,
-  insertDelivery,
-  login,
-  orgWithLogin,
-  passwordHash,
-  type ReceivedRequest,
-  type Receiver,
-  startReceiver,
-} from '../console/helpers.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { type ReceivedRequest, type Receiver, startReceiver } from '../helpers/receiver.ts';
+import { insertDelivery } from '../helpers/webhooks.ts';
 
 /**
  * End to end with the delivery engine: console actions → deliveries table → worker → a real

@@ -3,16 +3,10 @@ import { after, before, test } from 'node:test';
 import { HOUR, MINUTE } from '../../src/clock.ts';
 import { expirePendingRotations } from '../../src/webhooks/rotation.ts';
 import { decryptSecret } from '../../src/webhooks/secret-box.ts';
-import {
-  type ConsoleClient,
-  insertDelivery,
-  login,
-  orgWithLogin,
-  passwordHash,
-  type Receiver,
-  startReceiver,
-} from '../console/helpers.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
+import { insertDelivery } from '../helpers/webhooks.ts';
 
 let h: Harness;
 let c: ConsoleClient;

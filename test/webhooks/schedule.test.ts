@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { verifyWebhook } from '../../sdk/src/webhooks/verify.ts';
 import { engine } from '../helpers/db.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { type Receiver, startReceiver, status } from '../helpers/receiver.ts';
 import {
   attemptsOf,
   createEnv,
@@ -11,12 +13,8 @@ import {
   HOUR,
   insertSubscription,
   MIN,
-  newOrg,
-  type Receiver,
-  startReceiver,
-  status,
   worker,
-} from './engine-helpers.ts';
+} from '../helpers/webhooks.ts';
 
 let env: Env;
 let rx: Receiver;
@@ -30,7 +28,7 @@ after(async () => {
 });
 
 test(`on ${engine}, a failing delivery is retried after exactly 2 min and 5 min, then 30 min and 2 h plus at most 10 % jitter, and dead-lettered after the fifth failure`, async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId });
   const jitter = [0.999999, 0.999999];
@@ -90,7 +88,7 @@ test(`on ${engine}, a failing delivery is retried after exactly 2 min and 5 min,
 });
 
 test('with the jitter source at 0 the 30 min and 2 h retries come exactly on time, never earlier', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId });
   const w = worker(env.deps, { random: () => 0 });
@@ -105,7 +103,7 @@ test('with the jitter source at 0 the 30 min and 2 h retries come exactly on tim
 });
 
 test('every attempt sends the stored body byte for byte, signed with a fresh timestamp that verifies', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId });
   const { rows } = await env.db.query<{ body: string }>('SELECT body FROM events WHERE id = $1', [eventId]);

@@ -7,6 +7,8 @@ import { newId } from '../../src/ids.ts';
 import { encryptSecret } from '../../src/webhooks/secret-box.ts';
 import { signatureHeader } from '../../src/webhooks/signing.ts';
 import { engine } from '../helpers/db.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import {
   attemptsOf,
   createEnv,
@@ -14,11 +16,8 @@ import {
   type Env,
   emit,
   insertSubscription,
-  newOrg,
-  type Receiver,
-  startReceiver,
   worker,
-} from './engine-helpers.ts';
+} from '../helpers/webhooks.ts';
 
 let env: Env;
 let rx: Receiver;
@@ -39,7 +38,7 @@ test('signatureHeader is t=<seconds>,v1=<HMAC-SHA256 hex of "<t>.<body>">', () =
 });
 
 test(`on ${engine}, a delivery carries exactly content-type, service-signature, service-event-id and service-event-type`, async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId, eventType: 'call.transcribed' });
   rx.requests.length = 0;
@@ -73,7 +72,7 @@ test(`on ${engine}, a delivery carries exactly content-type, service-signature, 
 
 test('the SDK verifier and the official stripe package both accept a delivery as received', async () => {
   env.clock.set(new Date());
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId });
   rx.requests.length = 0;
@@ -96,7 +95,7 @@ test('the SDK verifier and the official stripe package both accept a delivery as
 });
 
 test('a rotation test delivery is signed with its own secret and carries service-secret-rotation-id', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const pendingId = newId();
   const pendingSecret = 'whsec_pending_rotation_secret';

@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { decryptSecret } from '../../src/webhooks/secret-box.ts';
-import {
-  type ConsoleClient,
-  echoChallenge,
-  insertDelivery,
-  login,
-  orgWithLogin,
-  passwordHash,
-  receiverPool,
-} from '../console/helpers.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { echoChallenge, receiverPool } from '../helpers/receiver.ts';
+import { insertDelivery } from '../helpers/webhooks.ts';
 
 let h: Harness;
 let c: ConsoleClient;
