@@ -24,7 +24,7 @@ before(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'callcap-cli-'));
 });
 after(async () => {
-  await h.close();
+  await h?.close();
   await rm(tmp, { recursive: true, force: true });
 });
 

@@ -29,11 +29,22 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
   const dataDir = await mkdtemp(join(tmpdir(), 'callcap-test-'));
   const deps = testDeps(db, dataDir, env);
   const { clock, config } = deps;
-  const app = await buildPublicApp(deps);
-  checkEveryApiResponse(app);
-  const operator = await buildOperatorApp(deps);
-  await app.ready();
-  await operator.ready();
+  let app: FastifyInstance | undefined;
+  let operator: FastifyInstance | undefined;
+  try {
+    app = await buildPublicApp(deps);
+    checkEveryApiResponse(app);
+    operator = await buildOperatorApp(deps);
+    await app.ready();
+    await operator.ready();
+  } catch (err) {
+    // Nothing half-built stays open (a database pool would keep the test process alive).
+    await app?.close();
+    await operator?.close();
+    await db.close();
+    await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     db,
     clock,

@@ -31,9 +31,19 @@ export async function createEnv(env: Record<string, string> = {}): Promise<Env> 
   return { db, clock: deps.clock, deps, close: () => db.close() };
 }
 
-/** A worker with deterministic jitter (random = 0.5) unless told otherwise. */
+/** A worker with deterministic jitter (random = 0.5) unless told otherwise. Stop it in `finally` / `after`. */
 export function worker(deps: Deps, opts: DeliveryWorkerOptions = {}) {
   return createDeliveryWorker(deps, { random: () => 0.5, timeoutMs: 2_000, ...opts });
+}
+
+/** A worker that makes every attempt due now and is stopped again, whatever happens; answers the attempt count. */
+export async function drain(deps: Deps, opts: DeliveryWorkerOptions = {}): Promise<number> {
+  const w = worker(deps, opts);
+  try {
+    return await w.drain();
+  } finally {
+    await w.stop();
+  }
 }
 
 /**

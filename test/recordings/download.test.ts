@@ -197,8 +197,8 @@ test('a 20 MB recording is streamed over a real socket, never read ahead of the 
     },
   };
   const app = await buildPublicApp({ ...h.deps, store: spy });
-  await app.listen({ port: 0, host: '127.0.0.1' });
   try {
+    await app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = app.server.address() as AddressInfo;
     const link = mintRecordingLink(h.deps, callId, REST_LINK_TTL_MS);
     const res = await fetch(`http://127.0.0.1:${port}${pathOf(link.url)}`);

@@ -19,8 +19,8 @@ before(async () => {
   c = await login(h, email);
 });
 after(async () => {
-  await receivers.closeAll();
-  await h.close();
+  await receivers?.closeAll();
+  await h?.close();
 });
 
 async function pausedSubscription(r: Receiver, mode: 'permissive' | 'strict' = 'permissive') {

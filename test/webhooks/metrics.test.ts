@@ -4,7 +4,7 @@ import { insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { adminHeaders } from '../helpers/http.ts';
 import { type Receiver, startReceiver, status } from '../helpers/receiver.ts';
-import { emit, insertSubscription, worker } from '../helpers/webhooks.ts';
+import { drain, emit, insertSubscription } from '../helpers/webhooks.ts';
 
 let h: Harness;
 let ok: Receiver;
@@ -15,9 +15,9 @@ before(async () => {
   failing = await startReceiver(status(503));
 });
 after(async () => {
-  await ok.close();
-  await failing.close();
-  await h.close();
+  await ok?.close();
+  await failing?.close();
+  await h?.close();
 });
 
 const scrape = () => h.operator.inject({ method: 'GET', url: '/metrics', headers: adminHeaders });
@@ -35,7 +35,7 @@ test('GET /metrics reports queue depth, attempts by outcome and delivery latency
   await insertSubscription(h.deps, { orgId, url: ok.url, state: 'paused' });
   await emit(h.deps, { orgId, at: new Date(h.clock.now().getTime() - 40) });
   await emit(h.deps, { orgId, at: new Date(h.clock.now().getTime() - 3000) });
-  await worker(h.deps).drain();
+  await drain(h.deps);
 
   const r = await scrape();
   assert.equal(r.statusCode, 200);

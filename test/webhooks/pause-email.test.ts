@@ -9,6 +9,7 @@ import { type Receiver, startReceiver, status } from '../helpers/receiver.ts';
 import {
   createEnv,
   deliveryFor,
+  drain,
   type Env,
   emit,
   insertSubscription,
@@ -56,8 +57,8 @@ before(async () => {
   rx = await startReceiver(status(401, '{"error":"bad signature"}'));
 });
 after(async () => {
-  await rx.close();
-  await env.close();
+  await rx?.close();
+  await env?.close();
   await new Promise<void>((r) => smtp.close(() => r()));
 });
 
@@ -67,7 +68,7 @@ const text = (raw: string) =>
     .replace(/=\r?\n/g, '')
     .replace(/=([0-9A-F]{2})/g, (_m, h) => String.fromCharCode(Number.parseInt(h, 16)));
 
-test(`on ${engine}, a 401 pauses the subscription, dead-letters the delivery and sends exactly one e-mail through SMTP`, async () => {
+test(`on ${engine}, a 401 pauses the subscription, dead-letters the delivery and sends exactly one e-mail through SMTP`, async (t) => {
   const { orgId, ownerEmail } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: `${rx.url}?token=receiver-own-token` });
   // Two deliveries fail with 401 in the same round: still one pause and one e-mail.
@@ -75,8 +76,8 @@ test(`on ${engine}, a 401 pauses the subscription, dead-letters the delivery and
   const b = await emit(env.deps, { orgId });
   inbox.length = 0;
   const w = worker(env.deps, { concurrency: 8 });
+  t.after(() => w.stop());
   assert.equal(await w.drain(), 2);
-  await w.stop();
 
   for (const e of [a, b]) {
     const d = await deliveryFor(env.db, sub.subscriptionId, e);
@@ -108,12 +109,13 @@ test(`on ${engine}, a 401 pauses the subscription, dead-letters the delivery and
   // More deliveries of the paused subscription neither go out nor send more mail.
   await emit(env.deps, { orgId });
   env.clock.advance(10 * MIN);
-  assert.equal(await worker(env.deps).drain(), 0);
+  assert.equal(await drain(env.deps), 0);
   assert.equal(inbox.length, 1);
 });
 
-test('an e-mail is dispatched once: a second dispatch of the same row sends nothing', async () => {
+test('an e-mail is dispatched once: a second dispatch of the same row sends nothing', async (t) => {
   const mailer = createMailer(env.deps);
+  t.after(() => mailer.close());
   const id = await queueEmail(
     env.db,
     { organizationId: null, to: 'ops@example.test', subject: 'hello', body: 'x' },
@@ -123,11 +125,11 @@ test('an e-mail is dispatched once: a second dispatch of the same row sends noth
   assert.equal(await mailer.dispatch(id), 'sent');
   assert.equal(await mailer.dispatch(id), 'not_queued');
   assert.equal(inbox.length, 1);
-  await mailer.close();
 });
 
-test('without SMTP_URL an e-mail is kept in email_outbox with status kept', async () => {
+test('without SMTP_URL an e-mail is kept in email_outbox with status kept', async (t) => {
   const mailer = createMailer({ ...env.deps, config: { ...env.deps.config, SMTP_URL: undefined } });
+  t.after(() => mailer.close());
   const id = await queueEmail(
     env.db,
     { organizationId: null, to: 'ops@example.test', subject: 'kept', body: 'x' },
@@ -140,11 +142,12 @@ test('without SMTP_URL an e-mail is kept in email_outbox with status kept', asyn
   assert.equal(rows[0].status, 'kept');
 });
 
-test('an unreachable SMTP server marks the e-mail failed with the error', async () => {
+test('an unreachable SMTP server marks the e-mail failed with the error', async (t) => {
   const mailer = createMailer({
     ...env.deps,
     config: { ...env.deps.config, SMTP_URL: 'smtp://127.0.0.1:1' },
   });
+  t.after(() => mailer.close());
   const id = await queueEmail(
     env.db,
     { organizationId: null, to: 'ops@example.test', subject: 'nope', body: 'x' },
@@ -157,11 +160,11 @@ test('an unreachable SMTP server marks the e-mail failed with the error', async 
   );
   assert.equal(rows[0].status, 'failed');
   assert.match(rows[0].last_error, /ECONNREFUSED|connect/i);
-  await mailer.close();
 });
 
-test('an e-mail left queued by an interrupted process is sent by dispatchStale', async () => {
+test('an e-mail left queued by an interrupted process is sent by dispatchStale', async (t) => {
   const mailer = createMailer(env.deps);
+  t.after(() => mailer.close());
   const id = await queueEmail(
     env.db,
     { organizationId: null, to: 'ops@example.test', subject: 'late', body: 'x' },
@@ -176,5 +179,4 @@ test('an e-mail left queued by an interrupted process is sent by dispatchStale',
     id,
   ]);
   assert.equal(rows[0].status, 'sent');
-  await mailer.close();
 });

@@ -4,7 +4,7 @@ import { newId } from '../../src/ids.ts';
 import { engine } from '../helpers/db.ts';
 import { insertOrg } from '../helpers/fixtures.ts';
 import { type Receiver, startReceiver, status } from '../helpers/receiver.ts';
-import { createEnv, type Env, emit, insertSubscription, worker } from '../helpers/webhooks.ts';
+import { createEnv, drain, type Env, emit, insertSubscription } from '../helpers/webhooks.ts';
 
 let env: Env;
 let ok: Receiver;
@@ -15,9 +15,9 @@ before(async () => {
   failing = await startReceiver(status(500));
 });
 after(async () => {
-  await ok.close();
-  await failing.close();
-  await env.close();
+  await ok?.close();
+  await failing?.close();
+  await env?.close();
 });
 
 async function reach(callId: string): Promise<string[]> {
@@ -47,7 +47,7 @@ test(`on ${engine}, deletion events go only to the subscriptions that successful
   });
   const callId = newId();
   await emit(env.deps, { orgId, eventType: 'call.completed', callId });
-  await worker(env.deps).drain();
+  await drain(env.deps);
   assert.deepEqual(await reach(callId), [received.subscriptionId]);
 
   const later = await insertSubscription(env.deps, { orgId, url: ok.url });
@@ -73,7 +73,7 @@ test('a delivered deletion event or contact event records no reach', async () =>
   const otherCall = newId();
   await emit(env.deps, { orgId, eventType: 'call.recording.deleted', callId: otherCall });
   await emit(env.deps, { orgId, eventType: 'contact.created', callId: null });
-  await worker(env.deps).drain();
+  await drain(env.deps);
   assert.deepEqual(await reach(otherCall), []);
 });
 
@@ -83,7 +83,7 @@ test('every call event other than deletions records reach on a 2xx', async () =>
   for (const type of ['call.transcribed', 'call.recording.ready', 'call.failed', 'call.tracker.matched']) {
     const callId = newId();
     await emit(env.deps, { orgId, eventType: type, callId });
-    await worker(env.deps).drain();
+    await drain(env.deps);
     assert.deepEqual(await reach(callId), [sub.subscriptionId], type);
   }
 });

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { createDeliveryWorker, type DeliveryWorker } from '../../src/webhooks/worker.ts';
+import type { DeliveryWorker } from '../../src/webhooks/worker.ts';
 import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { type ReceivedRequest, type Receiver, startReceiver } from '../helpers/receiver.ts';
-import { insertDelivery } from '../helpers/webhooks.ts';
+import { insertDelivery, worker } from '../helpers/webhooks.ts';
 
 /**
  * End to end with the delivery engine: console actions → deliveries table → worker → a real
@@ -21,12 +21,12 @@ before(async () => {
   const { email } = await orgWithLogin(h.db, await passwordHash());
   c = await login(h, email);
   r = await startReceiver();
-  w = createDeliveryWorker(h.deps, { random: () => 0.5, timeoutMs: 2_000 });
+  w = worker(h.deps);
 });
 after(async () => {
-  await w.stop();
-  await r.close();
-  await h.close();
+  await w?.stop();
+  await r?.close();
+  await h?.close();
 });
 
 function signedWith(req: ReceivedRequest, secret: string): boolean {

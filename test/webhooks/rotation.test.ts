@@ -26,8 +26,8 @@ before(async () => {
   r = await startReceiver();
 });
 after(async () => {
-  await r.close();
-  await h.close();
+  await r?.close();
+  await h?.close();
 });
 
 async function subscription(): Promise<{ id: string; secret: string }> {
