@@ -1,19 +1,17 @@
 /**
  * npm run lint:openapi — generates the OpenAPI document exactly as GET /api/v1/openapi.json serves
  * it, writes it to a temporary file and lints it with Redocly (rules in redocly.yaml). Exits with
- * Redocly's status. `--write <file>` also saves the document there (docs/openapi.json is made so).
+ * Redocly's status. `--write <file>` also saves the document there: `npm run lint:openapi -- --write
+ * docs/openapi.json` refreshes the committed copy.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { buildOpenApiDocument } from '../src/api/openapi.ts';
-
-/** The documented example origin, so the linted and the committed document do not depend on the environment. */
-const EXAMPLE_BASE_URL = 'https://calls.example.com';
+import { openApiDocumentText } from './openapi-document.ts';
 
 const root = resolve(import.meta.dirname, '..');
-const doc = JSON.stringify(buildOpenApiDocument({ publicBaseUrl: EXAMPLE_BASE_URL }), null, 2) + '\n';
+const doc = openApiDocumentText();
 const writeAt = process.argv.indexOf('--write');
 if (writeAt >= 0 && process.argv[writeAt + 1]) writeFileSync(resolve(process.argv[writeAt + 1]), doc);
 

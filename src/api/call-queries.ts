@@ -6,11 +6,8 @@ import { type ListCallsFilter, MAX_LIMIT } from './calls-params.ts';
 /**
  * The read queries of the REST API. One statement each: calls LEFT JOIN call_analyses (no query per
  * row), always scoped to the key's organization, never showing erased calls (trashed and scheduled
- * ones are still readable). Only the allowlisted analysis keys leave the database.
- *
- * created_at leaves as the text the API shows (ISO 8601, UTC, milliseconds truncated, exactly what
- * Date.toISOString wrote for every year from 0001 to 9999): parsing each timestamp into a Date and
- * formatting it again was a third of the Node.js time of reading a page (96 → 63 µs for 21 rows).
+ * ones are still readable). Only the allowlisted analysis keys leave the database. created_at leaves
+ * as the ISO 8601 text the API shows. Measurements behind these shapes: docs/benchmarks.md (REST API).
  */
 const COLUMNS = `c.id, c.direction, c.caller_phone, c.customer_phone_e164, c.customer_phone_national,
   c.company_phone_e164, c.caller_name, c.duration, c.crm_status, c.review_status, c.outbound_lifecycle,
@@ -55,20 +52,8 @@ const NEWEST_FIRST = 'ORDER BY c.created_at DESC, c.id DESC';
 /**
  * One page, newest first; created_at DESC, id DESC is a total order, so pages never overlap or skip
  * when several calls share a created_at. Fetches limit + 1 rows so has_more is exact.
- *
- * Shaped for PostgreSQL's planner: planning the plain join took 0.1 ms, running it 0.03 ms
- * (docs/benchmarks.md):
- * - the page's calls are picked first, the analysis joined to those rows only (not to the skipped
- *   ones of a deep page);
- * - every filter combination is a prepared statement (named after the combination: one name, one
- *   text). On page 1 the calls subquery is capped by a constant (MAX_LIMIT + 1 rows, as many as a
- *   page can need) and only the outer LIMIT is a parameter, so PostgreSQL can estimate the work
- *   without the values and keeps one generic plan: no planning per request. With LIMIT and OFFSET
- *   parameters (later pages) a generic plan is costed for 10 % of the organization's calls, so
- *   PostgreSQL plans for the values each time, as before; the prepared statement saves the parsing.
- * - Except with the phone filter: its prefix match can use the phone index only when the pattern is
- *   known while planning (a generic plan filters every call of the organization: 100 ms for 200,000
- *   calls), so it goes unnamed and is planned for its pattern every time.
+ * Page 1 uses a constant-capped subquery and one prepared statement per filter combination, the
+ * phone filter goes unnamed; why: docs/benchmarks.md (REST API, "What moved GET /calls").
  */
 export async function listCalls(
   db: Queryable,

@@ -5,13 +5,11 @@ import type { Queryable } from '../db/types.ts';
  * Rate limits (spec "Limits"): fixed windows on the UTC hour, counters in rate_limit_windows so
  * that every API node shares them. Every authenticated request counts, whatever its final status.
  * The counting itself happens in the authentication query (auth-query.ts); these are the rules
- * around it, pure apart from the cleanup.
+ * around it, pure apart from the cleanup. The limits are per row: api_keys.rate_limit_per_hour
+ * (default 1000, accounts/api-keys.ts) and organizations.account_rate_limit_per_hour (all the
+ * account's keys together; column default 5000, migration 0001).
  */
 
-/** Default per-key limit; api_keys.rate_limit_per_hour overrides it per key. */
-export const KEY_RATE_LIMIT_PER_HOUR = 1000;
-/** Default per-account limit (sum of its keys); organizations.account_rate_limit_per_hour overrides. */
-export const ACCOUNT_RATE_LIMIT_PER_HOUR = 5000;
 /**
  * Failed authentications allowed per client address per UTC minute before every request from that
  * address answers 429 for the rest of the minute. Generous on purpose: an office behind one NAT

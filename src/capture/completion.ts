@@ -137,4 +137,3 @@ export function onRecordingStored(
 ) {
   return completeIfReady(tx, deps, callId);
 }
-export const onRecordingRefused = onRecordingStored;

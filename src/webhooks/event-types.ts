@@ -24,5 +24,3 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export const TEST_EVENT_TYPE = 'webhook.test';
 
 export const SELECTABLE_EVENT_TYPES: readonly string[] = EVENT_TYPES.filter((t) => t !== TEST_EVENT_TYPE);
-
-export const isEventType = (s: string): s is EventType => (EVENT_TYPES as readonly string[]).includes(s);

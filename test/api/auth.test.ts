@@ -4,8 +4,9 @@ import { buildPublicApp } from '../../src/app.ts';
 import { DatabaseError, type Db } from '../../src/db/types.ts';
 import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { errorOf } from '../helpers/http.ts';
 import { assertMatchesOpenApi } from '../helpers/openapi-check.ts';
-import { call, errorOf, rateHeaders } from './support.ts';
+import { call, rateHeaders } from '../helpers/rest.ts';
 
 let h: Harness;
 let orgId: string;

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { buildPublicApp } from '../../src/app.ts';
 import { DatabaseError, type Db } from '../../src/db/types.ts';
-import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
+import { insertAnalysis, insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { bearer, errorOf } from '../helpers/http.ts';
 import { assertMatchesOpenApi } from '../helpers/openapi-check.ts';
-import { bearer, call, errorOf, insertAnalysis, rateHeaders } from './support.ts';
+import { call, rateHeaders } from '../helpers/rest.ts';
 
 let h: Harness;
 let orgId: string;

@@ -3,8 +3,8 @@ import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { bearer } from '../helpers/http.ts';
 import { assertMatchesOpenApi } from '../helpers/openapi-check.ts';
-import { bearer } from './support.ts';
 
 let h: Harness;
 let key: string;

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { type CallRow, insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
+import { type CallRow, insertAnalysis, insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { call, errorOf, insertAnalysis, rateHeaders } from './support.ts';
+import { errorOf } from '../helpers/http.ts';
+import type { Json } from '../helpers/json.ts';
+import { call, rateHeaders } from '../helpers/rest.ts';
 
 let h: Harness;
 before(async () => {
@@ -30,7 +32,7 @@ const list = async (key: string, query = '') => {
   const res = await call(h, '/calls', `/calls${query}`, key);
   return { res, body: res.json() };
 };
-const idsOf = (body: any): string[] => body.data.items.map((c: any) => c.call_id);
+const idsOf = (body: Json): string[] => body.data.items.map((c: Json) => c.call_id);
 const at = (s: string) => new Date(s);
 
 test('GET /calls returns the full Call object, every field present', async () => {
@@ -145,7 +147,7 @@ test('transcript_processed has exactly four keys: missing and non-string analysi
   });
   const { body } = await list(key);
   assert.deepEqual(
-    body.data.items.map((c: any) => c.transcript_processed),
+    body.data.items.map((c: Json) => c.transcript_processed),
     [
       { caller_name: null, summary: null, service_needed: null, followup_email: null },
       {

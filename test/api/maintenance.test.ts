@@ -4,8 +4,9 @@ import { FLAG_TTL_MS, readPublicApiEnabled, setPublicApiEnabled } from '../../sr
 import { buildPublicApp } from '../../src/app.ts';
 import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { bearer } from '../helpers/http.ts';
 import { assertErrorShape, assertMatchesOpenApi } from '../helpers/openapi-check.ts';
-import { bearer, call, rateHeaders } from './support.ts';
+import { call, rateHeaders } from '../helpers/rest.ts';
 
 let h: Harness;
 let key: string;

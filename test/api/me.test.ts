@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { insertApiKey, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { call, errorOf, rateHeaders } from './support.ts';
+import { errorOf } from '../helpers/http.ts';
+import { call, rateHeaders } from '../helpers/rest.ts';
 
 let h: Harness;
 before(async () => {

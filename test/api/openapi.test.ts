@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import { buildOpenApiDocument } from '../../src/api/openapi.ts';
 import { CRM_STATUSES, DIRECTIONS } from '../../src/domain/values.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import type { Json } from '../helpers/json.ts';
 import { assertMatchesOpenApi, openApiDocument } from '../helpers/openapi-check.ts';
 
 let h: Harness;
@@ -14,7 +15,7 @@ after(async () => {
   await h.close();
 });
 
-const doc = openApiDocument as any;
+const doc: Json = openApiDocument;
 
 test('GET /api/v1/openapi.json is served without authentication and equals the generated document', async () => {
   const res = await h.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
@@ -35,8 +36,8 @@ test('the document is OpenAPI 3.1, revision 0.12.0, with the deployment as serve
 });
 
 test('it has exactly the REST operations with their scopes', () => {
-  const ops = Object.entries(doc.paths).flatMap(([path, item]: [string, any]) =>
-    Object.entries(item).map(([method, op]: [string, any]) => [method, path, op.operationId, op.security]),
+  const ops = Object.entries(doc.paths).flatMap(([path, item]: [string, Json]) =>
+    Object.entries(item).map(([method, op]: [string, Json]) => [method, path, op.operationId, op.security]),
   );
   assert.deepEqual(ops, [
     ['get', '/me', 'getMe', [{ apiKey: [] }]],
@@ -48,7 +49,7 @@ test('it has exactly the REST operations with their scopes', () => {
 });
 
 test('every key-authenticated operation documents 401, 402, 403, 429, 500 and 503, and its success with X-RateLimit-* headers', () => {
-  for (const [path, item] of Object.entries<any>(doc.paths)) {
+  for (const [path, item] of Object.entries<Json>(doc.paths)) {
     const op = item.get;
     if (op.security.length === 0) continue;
     for (const s of ['200', '401', '402', '403', '429', '500', '503'])
@@ -88,7 +89,7 @@ test('every key-authenticated operation documents 401, 402, 403, 429, 500 and 50
 });
 
 test('the listCalls parameters are generated from the zod schemas that validate them', () => {
-  const params = Object.fromEntries(doc.paths['/calls'].get.parameters.map((p: any) => [p.name, p]));
+  const params = Object.fromEntries(doc.paths['/calls'].get.parameters.map((p: Json) => [p.name, p]));
   assert.deepEqual(Object.keys(params), [
     'page',
     'limit',
@@ -110,10 +111,10 @@ test('the listCalls parameters are generated from the zod schemas that validate 
   assert.equal(params.phone.schema.minLength, 3);
   assert.equal(params.phone.schema.maxLength, 40);
   assert.deepEqual(
-    params.dateFrom.schema.anyOf.map((s: any) => s.format),
+    params.dateFrom.schema.anyOf.map((s: Json) => s.format),
     ['date', 'date-time'],
   );
-  for (const p of Object.values<any>(params)) assert.equal(p.required, false);
+  for (const p of Object.values<Json>(params)) assert.equal(p.required, false);
 });
 
 test('the Call schema requires all fourteen fields and transcript_processed has exactly four', () => {

@@ -5,8 +5,9 @@ import { deleteExpiredRateLimitWindows } from '../../src/api/rate-limit.ts';
 import { buildPublicApp } from '../../src/app.ts';
 import { insertApiKey, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { admin, bearer, errorOf } from '../helpers/http.ts';
 import { assertErrorShape, assertMatchesOpenApi } from '../helpers/openapi-check.ts';
-import { bearer, call, errorOf, rateHeaders } from './support.ts';
+import { call, rateHeaders } from '../helpers/rest.ts';
 
 let h: Harness;
 before(async () => {
@@ -279,4 +280,44 @@ test('deleteExpiredRateLimitWindows removes windows older than the previous UTC 
     left.rows.map((r) => r.bucket),
     ['authfail:5.6.7.8', 'key:current', 'key:previous'],
   );
+});
+
+test('an organization provisioned without a limit gets the default of 5000 requests per hour, enforced', async () => {
+  h.clock.set('2026-06-16T01:10:00.000Z');
+  const created = await admin(h, 'POST', '/organizations', {
+    name: 'Default Limits Ltd',
+    owner_email: 'owner@default-limits.example',
+    owner_password: 'long-enough-password',
+  });
+  assert.equal(created.statusCode, 201);
+  const { organization_id: orgId, owner_user_id: userId } = created.json();
+  // A key allowing far more than the account, so that only the account's limit can bind.
+  const { key } = await insertApiKey(h.db, { orgId, userId, rateLimit: 100_000 });
+  const first = await call(h, '/me', '/me', key);
+  assert.deepEqual(rateHeaders(first), {
+    limit: '5000',
+    remaining: '4999',
+    reset: '2026-06-16T02:00:00.000Z',
+    retryAfter: undefined,
+  });
+  // Requests 2 to 4,999 of this hour, counted directly instead of sent one by one.
+  await h.db.query(
+    `UPDATE rate_limit_windows SET count = count + 4998 WHERE bucket = $1 AND window_start = $2`,
+    [`org:${orgId}`, new Date('2026-06-16T01:00:00.000Z')],
+  );
+  const fiveThousandth = await call(h, '/me', '/me', key);
+  assert.equal(fiveThousandth.statusCode, 200);
+  assert.deepEqual([rateHeaders(fiveThousandth).limit, rateHeaders(fiveThousandth).remaining], ['5000', '0']);
+  const over = await call(h, '/me', '/me', key);
+  assert.equal(over.statusCode, 429);
+  assert.equal(
+    errorOf(over).message,
+    "Rate limit exceeded: the account's limit of 5000 requests per hour (all its keys together). The window resets on the UTC hour; retry after Retry-After seconds.",
+  );
+  assert.deepEqual(rateHeaders(over), {
+    limit: '5000',
+    remaining: '0',
+    reset: '2026-06-16T02:00:00.000Z',
+    retryAfter: '3000',
+  });
 });

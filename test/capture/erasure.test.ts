@@ -15,18 +15,12 @@ import { MINUTE } from '../../src/clock.ts';
 import { newId } from '../../src/ids.ts';
 import { pauseNotice, redactPauseNotice } from '../../src/webhooks/pause-notice.ts';
 import { reconcileDeliveries } from '../../src/webhooks/reconcile.ts';
-import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../console/helpers.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
 import { engine } from '../helpers/db.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { admin } from '../operator/ingestion-helpers.ts';
-import {
-  emit,
-  type Handler,
-  insertSubscription,
-  type Receiver,
-  startReceiver,
-  worker,
-} from '../webhooks/engine-helpers.ts';
+import { admin } from '../helpers/http.ts';
+import { type Handler, type Receiver, startReceiver } from '../helpers/receiver.ts';
+import { emit, insertSubscription, worker } from '../helpers/webhooks.ts';
 
 let h: Harness;
 let hash: string;
@@ -60,7 +54,7 @@ const isHandshake = (body: string) => body.includes('"webhook.subscription.verif
 /** Answers the handshake with 200 and every delivery with `code`, echoing the body it was sent. */
 const echo =
   (code: number): Handler =>
-  (_q, res, body) => {
+  ({ body }, res) => {
     res.statusCode = isHandshake(body) ? 200 : code;
     res.end(isHandshake(body) ? 'ok' : body);
   };
@@ -372,7 +366,7 @@ test(`on ${engine}, calls erased while queued, held, dead-lettered and delivered
 test(`on ${engine}, a delivery claimed before the erase but not yet sent is dropped, not sent`, async () => {
   const o = await org();
   let release: (() => void) | null = null;
-  const rx = await receiver((_q, res: ServerResponse, body) => {
+  const rx = await receiver(({ body }, res: ServerResponse) => {
     if (body.includes('"contact.updated"') && release === null) {
       release = () => res.end('ok');
       return;
@@ -418,7 +412,7 @@ test(`on ${engine}, attempts in flight during the erase keep no reply text and d
   const held: Array<() => void> = [];
   const holdThen =
     (code: number): Handler =>
-    (_q, res, body) => {
+    ({ body }, res) => {
       held.push(() => {
         res.statusCode = code;
         res.end(body);

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { silentMp3 } from '../../src/operator/demo-audio.ts';
-import { ADMIN_TOKEN, createHarness, type Harness } from '../helpers/harness.ts';
+import { ADMIN_TOKEN } from '../helpers/deps.ts';
+import { createHarness, type Harness } from '../helpers/harness.ts';
 
 /** `callcap` end to end: real processes against a real operator listener on a loopback port. */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -23,7 +24,7 @@ before(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'callcap-cli-'));
 });
 after(async () => {
-  await h.close();
+  await h?.close();
   await rm(tmp, { recursive: true, force: true });
 });
 

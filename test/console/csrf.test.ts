@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import {
-  type ConsoleClient,
-  insertDelivery,
-  insertSubscription,
-  login,
-  orgWithLogin,
-  passwordHash,
-} from './helpers.ts';
+import { insertDelivery, insertSubscription } from '../helpers/webhooks.ts';
 
 let h: Harness;
 let c: ConsoleClient;
@@ -18,7 +12,7 @@ before(async () => {
   h = await createHarness();
   const { email } = await orgWithLogin(h.db, await passwordHash());
   c = await login(h, email);
-  const sub = await insertSubscription(h.db, {
+  const { subscriptionId: sub } = await insertSubscription(h.deps, {
     orgId: c.orgId,
     url: 'http://127.0.0.1:9/none',
     at: h.clock.now(),

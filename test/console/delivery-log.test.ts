@@ -2,15 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { MINUTE } from '../../src/clock.ts';
 import { newId } from '../../src/ids.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import {
-  type ConsoleClient,
-  insertDelivery,
-  insertSubscription,
-  login,
-  orgWithLogin,
-  passwordHash,
-} from './helpers.ts';
+import { insertDelivery, insertSubscription } from '../helpers/webhooks.ts';
 
 let h: Harness;
 let c: ConsoleClient;
@@ -21,7 +15,7 @@ before(async () => {
   h = await createHarness();
   const { email } = await orgWithLogin(h.db, await passwordHash());
   c = await login(h, email);
-  sub = await insertSubscription(h.db, { orgId: c.orgId, at: h.clock.now() });
+  ({ subscriptionId: sub } = await insertSubscription(h.deps, { orgId: c.orgId, at: h.clock.now() }));
   const statuses = ['delivered', 'dead_lettered', 'pending', 'skipped', 'dead_lettered'] as const;
   for (let i = 0; i < statuses.length; i++) {
     const d = await insertDelivery(h.db, {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { orgWithLogin, PASSWORD, passwordHash } from '../helpers/console.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { orgWithLogin, PASSWORD, passwordHash } from './helpers.ts';
 
 let h: Harness;
 let email: string;

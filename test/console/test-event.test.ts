@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { type ConsoleClient, insertSubscription, login, orgWithLogin, passwordHash } from './helpers.ts';
+import { insertSubscription } from '../helpers/webhooks.ts';
 
 let h: Harness;
 let c: ConsoleClient;
@@ -30,9 +31,9 @@ const CALL_COMPLETED_KEYS = [
 
 test('Test on an active subscription answers 202 with the event and its one delivery', async () => {
   // The selection does not matter: webhook.test goes to this subscription only.
-  const id = await insertSubscription(h.db, { orgId: c.orgId, at: h.clock.now() });
+  const { subscriptionId: id } = await insertSubscription(h.deps, { orgId: c.orgId, at: h.clock.now() });
   await h.db.query(`UPDATE webhook_subscriptions SET event_types = '{contact.created}' WHERE id = $1`, [id]);
-  const other = await insertSubscription(h.db, { orgId: c.orgId, at: h.clock.now() });
+  const { subscriptionId: other } = await insertSubscription(h.deps, { orgId: c.orgId, at: h.clock.now() });
   const res = await c.post(`/app/api/webhook-subscriptions/${id}/test`);
   assert.equal(res.status, 202);
   assert.deepEqual(Object.keys(res.json).sort(), ['delivery_id', 'event_id']);
@@ -59,7 +60,7 @@ test('Test on an active subscription answers 202 with the event and its one deli
 });
 
 test('the stored body is the six-key envelope with a synthetic call.completed payload and the test keys', async () => {
-  const id = await insertSubscription(h.db, { orgId: c.orgId, at: h.clock.now() });
+  const { subscriptionId: id } = await insertSubscription(h.deps, { orgId: c.orgId, at: h.clock.now() });
   const res = await c.post(`/app/api/webhook-subscriptions/${id}/test`);
   const { rows } = await h.db.query<{
     body: string;
@@ -102,7 +103,7 @@ test('the stored body is the six-key envelope with a synthetic call.completed pa
 });
 
 test('two Test clicks make two events with different event ids', async () => {
-  const id = await insertSubscription(h.db, { orgId: c.orgId, at: h.clock.now() });
+  const { subscriptionId: id } = await insertSubscription(h.deps, { orgId: c.orgId, at: h.clock.now() });
   const a = await c.post(`/app/api/webhook-subscriptions/${id}/test`);
   const b = await c.post(`/app/api/webhook-subscriptions/${id}/test`);
   assert.notEqual(a.json.event_id, b.json.event_id);
@@ -110,7 +111,11 @@ test('two Test clicks make two events with different event ids', async () => {
 
 for (const state of ['paused', 'inactive'] as const) {
   test(`Test on a ${state} subscription answers 409 SUBSCRIPTION_INACTIVE and queues nothing`, async () => {
-    const id = await insertSubscription(h.db, { orgId: c.orgId, state, at: h.clock.now() });
+    const { subscriptionId: id } = await insertSubscription(h.deps, {
+      orgId: c.orgId,
+      state,
+      at: h.clock.now(),
+    });
     const res = await c.post(`/app/api/webhook-subscriptions/${id}/test`);
     assert.equal(res.status, 409);
     assert.equal(res.json.error.code, 'SUBSCRIPTION_INACTIVE');

@@ -16,7 +16,12 @@ export async function createTestDb(): Promise<Db> {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) {
     const db = await openPglite();
-    await migrate(db);
+    try {
+      await migrate(db);
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
     return db;
   }
   const name = `cc_test_${randomBytes(6).toString('hex')}`;
@@ -27,16 +32,18 @@ export async function createTestDb(): Promise<Db> {
   const u = new URL(url);
   u.pathname = `/${name}`;
   const db = await openPostgres(u.toString(), { max: 10 });
-  await migrate(db);
-  const close = db.close.bind(db);
-  return {
-    ...db,
-    async close() {
-      await close();
-      const a = new pg.Client({ connectionString: url });
-      await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await a.end();
-    },
+  const close = async () => {
+    await db.close();
+    const a = new pg.Client({ connectionString: url });
+    await a.connect();
+    await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await a.end();
   };
+  try {
+    await migrate(db);
+  } catch (err) {
+    await close(); // an open pool would keep the test process alive
+    throw err;
+  }
+  return { ...db, close };
 }

@@ -1,9 +1,14 @@
+import { Readable } from 'node:stream';
 import { generateApiKey } from '../../src/accounts/api-key-format.ts';
 import type { Queryable } from '../../src/db/types.ts';
+import type { Deps } from '../../src/deps.ts';
 import { newId } from '../../src/ids.ts';
 
-/** Raw-SQL fixtures so each test file can set up exactly the rows it needs. */
+/** Raw-SQL fixtures so each test file can set up (and read back) exactly the rows it needs. */
 const T0 = new Date('2026-06-01T00:00:00.000Z');
+
+/** A well-formed id that names no row. */
+export const MISSING = '00000000-0000-4000-8000-000000000000';
 
 export async function insertOrg(
   db: Queryable,
@@ -13,7 +18,7 @@ export async function insertOrg(
     country?: string | null;
     accountRateLimit?: number;
   } = {},
-): Promise<{ orgId: string; ownerId: string }> {
+): Promise<{ orgId: string; ownerId: string; ownerEmail: string }> {
   const orgId = newId();
   const ownerId = newId();
   await db.query(
@@ -28,11 +33,12 @@ export async function insertOrg(
       T0,
     ],
   );
+  const ownerEmail = `owner-${orgId}@example.test`;
   await db.query(
     `INSERT INTO users (id, organization_id, email, password_hash, role, created_at) VALUES ($1, $2, $3, $4, 'owner', $5)`,
-    [ownerId, orgId, `owner-${orgId}@example.test`, 'x', T0],
+    [ownerId, orgId, ownerEmail, 'x', T0],
   );
-  return { orgId, ownerId };
+  return { orgId, ownerId, ownerEmail };
 }
 
 export async function insertApiKey(
@@ -115,4 +121,81 @@ export async function insertCall(db: Queryable, c: CallRow): Promise<string> {
     ],
   );
   return id;
+}
+
+/** A call whose audio is stored (blob written, row marked available). */
+export async function insertCallWithAudio(
+  deps: Pick<Deps, 'db' | 'store'>,
+  orgId: string,
+  audio: Buffer,
+  row: Partial<CallRow> = {},
+): Promise<{ callId: string; key: string }> {
+  const callId = newId();
+  const key = `recordings/${orgId}/${callId}/seed.mp3`;
+  await deps.store.put(key, Readable.from([audio]));
+  await insertCall(deps.db, {
+    id: callId,
+    orgId,
+    recordingState: 'available',
+    recordingKey: key,
+    duration: 10,
+    ...row,
+  });
+  return { callId, key };
+}
+
+export async function insertAnalysis(
+  db: Queryable,
+  a: {
+    callId: string;
+    orgId: string;
+    analysis: Record<string, unknown>;
+    followupEmail?: unknown;
+    language?: string | null;
+  },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO call_analyses (call_id, organization_id, transcript_original, language, analysis, followup_email, created_at, updated_at)
+     VALUES ($1, $2, 'raw transcript, never exposed', $3, $4::jsonb, $5::jsonb, $6, $6)`,
+    [
+      a.callId,
+      a.orgId,
+      a.language === undefined ? 'en' : a.language,
+      JSON.stringify(a.analysis),
+      a.followupEmail === undefined || a.followupEmail === null ? null : JSON.stringify(a.followupEmail),
+      T0,
+    ],
+  );
+}
+
+/** A calls row as the tests read it. */
+export interface StoredCall {
+  id: string;
+  organization_id: string;
+  direction: string;
+  caller_phone: string;
+  customer_phone: string | null;
+  customer_phone_e164: string | null;
+  customer_phone_national: string | null;
+  customer_phone_rdigits: string | null;
+  company_phone_e164: string | null;
+  caller_name: string | null;
+  agent_user_id: string | null;
+  crm_status: string;
+  review_status: string | null;
+  outbound_lifecycle: string | null;
+  recording_mode: string;
+  recording_state: string;
+  recording_key: string | null;
+  processing_state: string;
+  trashed_at: Date | null;
+  deletion_scheduled_at: Date | null;
+  pending_deletion_at: Date | null;
+  deletion_reason: string | null;
+  erased_at: Date | null;
+  created_at: Date;
+}
+
+export async function storedCall(db: Queryable, id: string): Promise<StoredCall> {
+  return (await db.query<StoredCall>('SELECT * FROM calls WHERE id = $1', [id])).rows[0];
 }

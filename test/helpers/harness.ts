@@ -3,18 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildPublicApp } from '../../src/app.ts';
-import { FakeClock } from '../../src/clock.ts';
-import { type Config, loadConfig } from '../../src/config.ts';
+import type { FakeClock } from '../../src/clock.ts';
+import type { Config } from '../../src/config.ts';
 import type { Db } from '../../src/db/types.ts';
 import type { Deps } from '../../src/deps.ts';
-import { deriveKeys } from '../../src/keys.ts';
-import { createLogger } from '../../src/log.ts';
 import { buildOperatorApp } from '../../src/operator/app.ts';
-import { fileBlobStore } from '../../src/recordings/store.ts';
 import { createTestDb } from './db.ts';
+import { testDeps } from './deps.ts';
 import { checkApiResponse } from './openapi-check.ts';
-
-export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
 export interface Harness {
   db: Db;
@@ -31,28 +27,24 @@ export interface Harness {
 export async function createHarness(env: Record<string, string> = {}): Promise<Harness> {
   const db = await createTestDb();
   const dataDir = await mkdtemp(join(tmpdir(), 'callcap-test-'));
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    PUBLIC_BASE_URL: 'https://calls.example.test',
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
-    LOG_LEVEL: 'silent',
-    ...env,
-  });
-  const clock = new FakeClock('2026-06-15T10:00:00.000Z');
-  const deps: Deps = {
-    db,
-    clock,
-    config,
-    keys: deriveKeys(Buffer.alloc(32, 7)),
-    store: fileBlobStore(join(dataDir, 'recordings')),
-    log: createLogger('silent'),
-    adminToken: ADMIN_TOKEN,
-  };
-  const app = await buildPublicApp(deps);
-  checkEveryApiResponse(app);
-  const operator = await buildOperatorApp(deps);
-  await app.ready();
-  await operator.ready();
+  const deps = testDeps(db, dataDir, env);
+  const { clock, config } = deps;
+  let app: FastifyInstance | undefined;
+  let operator: FastifyInstance | undefined;
+  try {
+    app = await buildPublicApp(deps);
+    checkEveryApiResponse(app);
+    operator = await buildOperatorApp(deps);
+    await app.ready();
+    await operator.ready();
+  } catch (err) {
+    // Nothing half-built stays open (a database pool would keep the test process alive).
+    await app?.close();
+    await operator?.close();
+    await db.close();
+    await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     db,
     clock,

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { buildOpenApiDocument } from '../../src/api/openapi.ts';
+import type { Json } from './json.ts';
 
 /**
  * Checks real responses against the generated OpenAPI document: the status must be documented for
  * the operation, the JSON body must validate against its schema, and every documented header must
  * be present when required and match its schema when present. Use it on every REST response.
  */
-type Json = Record<string, any>;
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 const DOC_ID = 'https://callcap.test/openapi.json';

@@ -1,18 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { insertOrg } from '../helpers/fixtures.ts';
+import { CALL_COMPLETED_KEYS, checkEnvelope, eventsOf, only, typesOf } from '../helpers/events.ts';
+import { insertOrg, MISSING, storedCall } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import {
-  admin,
-  CALL_COMPLETED_KEYS,
-  checkEnvelope,
-  errorOf,
-  eventsOf,
-  MISSING,
-  only,
-  storedCall,
-  typesOf,
-} from './ingestion-helpers.ts';
+import { admin, errorBody } from '../helpers/http.ts';
 
 let h: Harness;
 let orgId: string;
@@ -95,7 +86,7 @@ test('an outbound call without customer_phone is a 400 naming the field', async 
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
     res.json(),
-    errorOf('BAD_REQUEST', 'Field "customer_phone": is required for outbound calls (the dialled number).'),
+    errorBody('BAD_REQUEST', 'Field "customer_phone": is required for outbound calls (the dialled number).'),
   );
 });
 
@@ -132,7 +123,7 @@ test('an agent_user_id of another organization is a 422 and nothing is stored', 
   assert.equal(res.statusCode, 422);
   assert.deepEqual(
     res.json(),
-    errorOf('VALIDATION_ERROR', `agent_user_id ${other.ownerId} is not a user of this organization.`),
+    errorBody('VALIDATION_ERROR', `agent_user_id ${other.ownerId} is not a user of this organization.`),
   );
   assert.equal((await h.db.query('SELECT count(*)::int AS n FROM calls')).rows[0].n, before);
 });
@@ -174,7 +165,7 @@ test('an unknown or malformed organization is a 404', async () => {
       caller_phone: '+14155552671',
     });
     assert.equal(res.statusCode, 404);
-    assert.deepEqual(res.json(), errorOf('NOT_FOUND', `No organization ${org}.`));
+    assert.deepEqual(res.json(), errorBody('NOT_FOUND', `No organization ${org}.`));
   }
 });
 

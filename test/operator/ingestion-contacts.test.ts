@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { insertOrg } from '../helpers/fixtures.ts';
+import { T0 } from '../helpers/deps.ts';
+import { checkEnvelope, eventsOf } from '../helpers/events.ts';
+import { insertOrg, MISSING } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { admin, checkEnvelope, errorOf, eventsOf, MISSING, NOW } from './ingestion-helpers.ts';
+import { admin, errorBody } from '../helpers/http.ts';
 
 let h: Harness;
 let orgId: string;
@@ -78,7 +80,7 @@ test('creating a contact with an unusable phone is a 422; bad bodies are a 400; 
   }
   const missing = await admin(h, 'POST', `/organizations/${MISSING}/contacts`, { phone: '+14155552671' });
   assert.equal(missing.statusCode, 404);
-  assert.deepEqual(missing.json(), errorOf('NOT_FOUND', `No organization ${MISSING}.`));
+  assert.deepEqual(missing.json(), errorBody('NOT_FOUND', `No organization ${MISSING}.`));
 });
 
 test('an edit answers 200 with the contact and emits contact.updated with only the changed keys', async () => {
@@ -101,7 +103,7 @@ test('an edit answers 200 with the contact and emits contact.updated with only t
     company: null,
     notes: 'Prefers e-mail',
     tags: ['vip', 'lead'],
-    created_at: NOW,
+    created_at: T0,
     updated_at: '2026-06-15T10:00:01.000Z',
   });
   const updated = (await eventsOf(h.db, id)).filter((e) => e.event_type === 'contact.updated');
@@ -117,7 +119,7 @@ test('an edit answers 200 with the contact and emits contact.updated with only t
     contact_id: id,
     diff: { last_name: 'Lopez', notes: 'Prefers e-mail', tags: ['vip', 'lead'] },
   });
-  h.clock.set(NOW);
+  h.clock.set(T0);
 });
 
 test('an edit that changes nothing answers 200 and emits nothing', async () => {
@@ -163,14 +165,14 @@ test('an unknown contact is a 404; an empty or unknown-field edit is a 400', asy
   for (const target of [MISSING, 'nope']) {
     const res = await patch(target, { first_name: 'X' });
     assert.equal(res.statusCode, 404);
-    assert.deepEqual(res.json(), errorOf('NOT_FOUND', `No contact ${target}.`));
+    assert.deepEqual(res.json(), errorBody('NOT_FOUND', `No contact ${target}.`));
   }
   const id = await createContact();
   const empty = await patch(id, {});
   assert.equal(empty.statusCode, 400);
   assert.deepEqual(
     empty.json(),
-    errorOf(
+    errorBody(
       'BAD_REQUEST',
       'Send at least one of the fields first_name, last_name, email, phone, company, notes, tags.',
     ),

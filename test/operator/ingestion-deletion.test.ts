@@ -4,19 +4,11 @@ import { after, before, test } from 'node:test';
 import { DAY } from '../../src/clock.ts';
 import { newId } from '../../src/ids.ts';
 import { deletionScheduledFactKey } from '../../src/webhooks/event-data/deletion.ts';
-import { insertCall, insertOrg } from '../helpers/fixtures.ts';
+import { T0 } from '../helpers/deps.ts';
+import { checkEnvelope, eventsOf, only, typesOf } from '../helpers/events.ts';
+import { insertCall, insertOrg, MISSING, storedCall } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import {
-  admin,
-  checkEnvelope,
-  errorOf,
-  eventsOf,
-  MISSING,
-  NOW,
-  only,
-  storedCall,
-  typesOf,
-} from './ingestion-helpers.ts';
+import { admin, errorBody } from '../helpers/http.ts';
 
 let h: Harness;
 let orgId: string;
@@ -35,12 +27,12 @@ async function subscription(reachedCallId: string | null): Promise<string> {
   await h.db.query(
     `INSERT INTO webhook_subscriptions (id, organization_id, url, state, created_at, updated_at)
      VALUES ($1, $2, 'https://hooks.example.test/x', 'active', $3, $3)`,
-    [id, orgId, new Date(NOW)],
+    [id, orgId, new Date(T0)],
   );
   if (reachedCallId) {
     await h.db.query(
       `INSERT INTO webhook_call_reach (subscription_id, call_id, organization_id, first_delivered_at) VALUES ($1, $2, $3, $4)`,
-      [id, reachedCallId, orgId, new Date(NOW)],
+      [id, reachedCallId, orgId, new Date(T0)],
     );
   }
   return id;
@@ -51,22 +43,22 @@ test('trash and restore answer 204, set and clear trashed_at, and are idempotent
   const first = await admin(h, 'POST', `/calls/${id}/trash`);
   assert.equal(first.statusCode, 204);
   assert.equal(first.body, '');
-  assert.equal((await call(id)).trashed_at?.toISOString(), NOW);
+  assert.equal((await call(id)).trashed_at?.toISOString(), T0);
   h.clock.advance(1000);
   assert.equal((await admin(h, 'POST', `/calls/${id}/trash`)).statusCode, 204);
-  assert.equal((await call(id)).trashed_at?.toISOString(), NOW);
+  assert.equal((await call(id)).trashed_at?.toISOString(), T0);
   assert.equal((await admin(h, 'POST', `/calls/${id}/restore`)).statusCode, 204);
   assert.equal((await call(id)).trashed_at, null);
   assert.equal((await admin(h, 'POST', `/calls/${id}/restore`)).statusCode, 204);
   assert.deepEqual(await eventsOf(h.db, id), []);
-  h.clock.set(NOW);
+  h.clock.set(T0);
 });
 
 test('every call operation answers 404 for an unknown call', async () => {
   for (const op of ['trash', 'restore', 'erase', 'cancel-deletion']) {
     const res = await admin(h, 'POST', `/calls/${MISSING}/${op}`);
     assert.equal(res.statusCode, 404, op);
-    assert.deepEqual(res.json(), errorOf('NOT_FOUND', 'No call with this id exists (or it was erased).'));
+    assert.deepEqual(res.json(), errorBody('NOT_FOUND', 'No call with this id exists (or it was erased).'));
   }
   const res = await admin(h, 'POST', `/calls/${MISSING}/schedule-deletion`, { reason: 'user_erasure' });
   assert.equal(res.statusCode, 404);
@@ -78,16 +70,16 @@ test('schedule-deletion answers 204, sets the schedule 30 days out and emits cal
   const notReached = await subscription(null);
   const res = await admin(h, 'POST', `/calls/${id}/schedule-deletion`, { reason: 'consent_withdrawn' });
   assert.equal(res.statusCode, 204);
-  const pending = new Date(Date.parse(NOW) + 30 * DAY);
+  const pending = new Date(Date.parse(T0) + 30 * DAY);
   const row = await call(id);
-  assert.equal(row.deletion_scheduled_at?.toISOString(), NOW);
+  assert.equal(row.deletion_scheduled_at?.toISOString(), T0);
   assert.equal(row.pending_deletion_at?.toISOString(), pending.toISOString());
   assert.equal(row.deletion_reason, 'consent_withdrawn');
   const events = await eventsOf(h.db, id);
   const data = checkEnvelope(only(events, 'call.deletion_scheduled'), {
     type: 'call.deletion_scheduled',
     resourceId: id,
-    factKey: deletionScheduledFactKey(id, new Date(NOW), pending, 'consent_withdrawn'),
+    factKey: deletionScheduledFactKey(id, new Date(T0), pending, 'consent_withdrawn'),
     dataKeys: ['call_id', 'pending_deletion_at', 'reason'],
   });
   assert.deepEqual(data, {
@@ -144,7 +136,7 @@ test('cancel-deletion clears the schedule; scheduling again later is a new fact'
     pending_deletion_at: '2026-08-01T00:00:00Z',
   });
   assert.equal((await eventsOf(h.db, id)).length, 2);
-  h.clock.set(NOW);
+  h.clock.set(T0);
 });
 
 test('bad schedule-deletion bodies are a 400 naming the field', async () => {
@@ -170,13 +162,13 @@ test('erase answers 204: personal data, transcript and audio are gone, call.reco
   await h.db.query(
     `INSERT INTO call_analyses (call_id, organization_id, transcript_original, analysis, created_at, updated_at)
      VALUES ($1, $2, 'secret words', '{}', $3, $3)`,
-    [id, orgId, new Date(NOW)],
+    [id, orgId, new Date(T0)],
   );
   await subscription(id);
   const res = await admin(h, 'POST', `/calls/${id}/erase`);
   assert.equal(res.statusCode, 204);
   const row = await call(id);
-  assert.equal(row.erased_at?.toISOString(), NOW);
+  assert.equal(row.erased_at?.toISOString(), T0);
   assert.deepEqual(
     [row.caller_phone, row.customer_phone_e164, row.customer_phone_national, row.customer_phone_rdigits],
     ['', null, null, null],
@@ -198,7 +190,7 @@ test('erase answers 204: personal data, transcript and audio are gone, call.reco
     reason: 'call_erased',
     recording_sid: 'RE42',
     deletion_kind: 'hard_deleted',
-    deleted_at: NOW,
+    deleted_at: T0,
   });
   for (const [op, body] of [
     ['erase', undefined],

@@ -1,20 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { processQueuedTranscripts } from '../../src/capture/pipeline.ts';
-import { insertCall, insertOrg } from '../helpers/fixtures.ts';
-import { createHarness, type Harness } from '../helpers/harness.ts';
+import { T0 } from '../helpers/deps.ts';
 import {
   ATTEMPTED_KEYS,
-  admin,
   checkEnvelope,
-  errorOf,
   eventsOf,
   failEventsOfType,
-  MISSING,
-  NOW,
   only,
   typesOf,
-} from './ingestion-helpers.ts';
+} from '../helpers/events.ts';
+import { insertCall, insertOrg, MISSING } from '../helpers/fixtures.ts';
+import { createHarness, type Harness } from '../helpers/harness.ts';
+import { admin, errorBody } from '../helpers/http.ts';
 
 let h: Harness;
 let orgId: string;
@@ -87,7 +85,7 @@ test('reaching completed emits call.outbound.attempted with exactly its keys and
     customer_phone_e164: '+14155552671',
     outbound_lifecycle: 'completed',
     duration: null,
-    attempted_at: NOW,
+    attempted_at: T0,
     has_recording: true,
   });
   assert.deepEqual(await row(id), {
@@ -176,7 +174,7 @@ test('the repair agent_only → completed emits lifecycle_repaired and a second,
   });
   assert.equal(last.envelope.data.has_recording, true);
   assert.notEqual(attempts[0].id, attempts[1].id);
-  h.clock.set(NOW);
+  h.clock.set(T0);
 });
 
 test('an impossible transition is a 422 VALIDATION_ERROR naming both states and changes nothing', async () => {
@@ -186,7 +184,7 @@ test('an impossible transition is a 422 VALIDATION_ERROR naming both states and 
   assert.equal(res.statusCode, 422);
   assert.deepEqual(
     res.json(),
-    errorOf(
+    errorBody(
       'VALIDATION_ERROR',
       'An outbound call cannot move from completed to in_progress (completed is final).',
     ),
@@ -227,7 +225,7 @@ test('an inbound call has no lifecycle: 422', async () => {
   assert.equal(res.statusCode, 422);
   assert.deepEqual(
     res.json(),
-    errorOf('VALIDATION_ERROR', 'Only outbound calls have an outbound lifecycle; this call is inbound.'),
+    errorBody('VALIDATION_ERROR', 'Only outbound calls have an outbound lifecycle; this call is inbound.'),
   );
 });
 
@@ -241,7 +239,7 @@ test('unknown calls are a 404 and bad bodies a 400 naming the field', async () =
   assert.equal(reason.statusCode, 400);
   assert.deepEqual(
     reason.json(),
-    errorOf(
+    errorBody(
       'BAD_REQUEST',
       'Field "failure_reason" applies only to the states agent_no_answer, customer_no_answer, failed_to_initiate; omit it for agent_answered.',
     ),

@@ -5,21 +5,19 @@ import { processQueuedTranscripts } from '../../src/capture/pipeline.ts';
 import { DAY, MINUTE } from '../../src/clock.ts';
 import { canonicalAnalysis } from '../../src/domain/analysis.ts';
 import { newId } from '../../src/ids.ts';
-import { insertCall, insertOrg } from '../helpers/fixtures.ts';
-import { createHarness, type Harness } from '../helpers/harness.ts';
+import { T0 } from '../helpers/deps.ts';
 import {
-  admin,
   CALL_COMPLETED_KEYS,
   checkEnvelope,
-  errorOf,
   eventsOf,
   failEventsOfType,
-  MISSING,
-  NOW,
   only,
   typesOf,
-  waitFor,
-} from './ingestion-helpers.ts';
+} from '../helpers/events.ts';
+import { insertCall, insertOrg, MISSING } from '../helpers/fixtures.ts';
+import { createHarness, type Harness } from '../helpers/harness.ts';
+import { admin, errorBody } from '../helpers/http.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let h: Harness;
 let orgId: string;
@@ -30,7 +28,7 @@ before(async () => {
   trackerId = newId();
   await h.db.query(
     `INSERT INTO trackers (id, organization_id, name, terms, created_at) VALUES ($1, $2, 'Urgent jobs', $3, $4)`,
-    [trackerId, orgId, ['urgent', 'water heater', 'refund'], new Date(NOW)],
+    [trackerId, orgId, ['urgent', 'water heater', 'refund'], new Date(T0)],
   );
 });
 after(async () => {
@@ -95,7 +93,7 @@ test('a transcript answers 202 {call_id, processing_state: queued} and is analys
     factKey: id,
     dataKeys: CALL_COMPLETED_KEYS,
   });
-  const exp = Math.floor((Date.parse(NOW) + 7 * DAY) / 1000);
+  const exp = Math.floor((Date.parse(T0) + 7 * DAY) / 1000);
   assert.match(
     String(completed.recording_url),
     new RegExp(
@@ -181,7 +179,7 @@ test('a trashed call completes without a recording link', async () => {
     recordingState: 'available',
     recordingKey: 'k.mp3',
     duration: 3,
-    trashedAt: new Date(NOW),
+    trashedAt: new Date(T0),
   });
   await postTranscript(id);
   await processQueuedTranscripts(h.deps, { minAgeMs: 0 });
@@ -199,7 +197,7 @@ test('a recording that never arrives releases call.completed after the wait, wit
   h.clock.advance(1000);
   assert.deepEqual(await processQueuedTranscripts(h.deps), { analysed: 0, completed: 1 });
   const events = await eventsOf(h.db, id);
-  const created = new Date(Date.parse(NOW) + RECORDING_WAIT_MS).toISOString();
+  const created = new Date(Date.parse(T0) + RECORDING_WAIT_MS).toISOString();
   const data = checkEnvelope(only(events, 'call.completed'), {
     type: 'call.completed',
     resourceId: id,
@@ -209,7 +207,7 @@ test('a recording that never arrives releases call.completed after the wait, wit
   });
   assert.equal(data.duration, 0);
   assert.equal(data.recording_url, null);
-  h.clock.set(NOW);
+  h.clock.set(T0);
 });
 
 test('a refused or never-captured recording does not hold the run back', async () => {
@@ -238,7 +236,7 @@ test('re-posting the same transcript is harmless; a different one is a 409 CONFL
   assert.equal(other.statusCode, 409);
   assert.deepEqual(
     other.json(),
-    errorOf(
+    errorBody(
       'CONFLICT',
       'This call already has a different transcript; a call is transcribed once. Re-post the same text to retry safely.',
     ),
@@ -257,11 +255,11 @@ test('bad transcript bodies are a 400 naming the field; unknown and erased calls
     assert.equal(res.statusCode, 400, JSON.stringify(body));
     assert.match(res.json().error.message, message);
   }
-  const erased = await insertCall(h.db, { orgId, erasedAt: new Date(NOW) });
+  const erased = await insertCall(h.db, { orgId, erasedAt: new Date(T0) });
   for (const target of [MISSING, 'nope', erased]) {
     const res = await postTranscript(target);
     assert.equal(res.statusCode, 404);
-    assert.deepEqual(res.json(), errorOf('NOT_FOUND', 'No call with this id exists (or it was erased).'));
+    assert.deepEqual(res.json(), errorBody('NOT_FOUND', 'No call with this id exists (or it was erased).'));
   }
 });
 
@@ -284,7 +282,7 @@ test('a transcript left queued by a crash is healed by the worker, which leaves 
   assert.equal(r.analysed, 1);
   assert.equal(await state(id), 'processed');
   assert.ok(typesOf(await eventsOf(h.db, id)).includes('call.completed'));
-  h.clock.set(NOW);
+  h.clock.set(T0);
 });
 
 test('a rolled-back completion leaves no event and can run again', async () => {

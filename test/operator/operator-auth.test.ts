@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { ADMIN_TOKEN, createHarness, type Harness } from '../helpers/harness.ts';
+import { ADMIN_TOKEN } from '../helpers/deps.ts';
+import { createHarness, type Harness } from '../helpers/harness.ts';
 
 let h: Harness;
 before(async () => {

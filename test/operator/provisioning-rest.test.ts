@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { ADMIN_TOKEN, createHarness, type Harness } from '../helpers/harness.ts';
+import { createHarness, type Harness } from '../helpers/harness.ts';
+import { admin, bearer } from '../helpers/http.ts';
 
 /** What operator provisioning does to the public REST API (needs src/api/auth.ts and maintenance). */
 let h: Harness;
@@ -11,28 +12,18 @@ after(async () => {
   await h.close();
 });
 
-function admin(method: 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: object) {
-  return h.operator.inject({
-    method,
-    url: `/admin/v1${url}`,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    ...(payload ? { payload } : {}),
-  });
-}
-
-const me = (key: string) =>
-  h.app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: `Bearer ${key}` } });
+const me = (key: string) => h.app.inject({ method: 'GET', url: '/api/v1/me', headers: bearer(key) });
 
 let n = 0;
 async function orgWithKey(scopes = ['read.calls', 'read.recordings']) {
-  const org = await admin('POST', '/organizations', {
+  const org = await admin(h, 'POST', '/organizations', {
     name: 'Acme',
     owner_email: `rest${++n}@example.com`,
     owner_password: 'long-enough',
   });
   assert.equal(org.statusCode, 201);
   const { organization_id, owner_user_id } = org.json();
-  const key = await admin('POST', `/organizations/${organization_id}/api-keys`, {
+  const key = await admin(h, 'POST', `/organizations/${organization_id}/api-keys`, {
     scopes,
     rate_limit_per_hour: 500,
   });
@@ -60,7 +51,7 @@ test('a key created through the operator API identifies itself on GET /api/v1/me
 test('a key revoked through the operator API answers 401 from then on', async () => {
   const k = await orgWithKey();
   assert.equal((await me(k.key)).statusCode, 200);
-  assert.equal((await admin('DELETE', `/api-keys/${k.api_key_id}`)).statusCode, 204);
+  assert.equal((await admin(h, 'DELETE', `/api-keys/${k.api_key_id}`)).statusCode, 204);
   const res = await me(k.key);
   assert.equal(res.statusCode, 401);
   assert.equal(res.json().error.code, 'UNAUTHORIZED');
@@ -69,19 +60,19 @@ test('a key revoked through the operator API answers 401 from then on', async ()
 test('an organization set to entitlement inactive answers 402 SUBSCRIPTION_INACTIVE until reactivated', async () => {
   const k = await orgWithKey();
   assert.equal(
-    (await admin('PATCH', `/organizations/${k.organization_id}`, { entitlement: 'inactive' })).statusCode,
+    (await admin(h, 'PATCH', `/organizations/${k.organization_id}`, { entitlement: 'inactive' })).statusCode,
     200,
   );
   const res = await me(k.key);
   assert.equal(res.statusCode, 402);
   assert.equal(res.json().error.code, 'SUBSCRIPTION_INACTIVE');
-  await admin('PATCH', `/organizations/${k.organization_id}`, { entitlement: 'active' });
+  await admin(h, 'PATCH', `/organizations/${k.organization_id}`, { entitlement: 'active' });
   assert.equal((await me(k.key)).statusCode, 200);
 });
 
 test('PUT /maintenance false makes every /api/v1 request answer 503 MAINTENANCE until switched back', async () => {
   const k = await orgWithKey();
-  assert.equal((await admin('PUT', '/maintenance', { public_api_enabled: false })).statusCode, 200);
+  assert.equal((await admin(h, 'PUT', '/maintenance', { public_api_enabled: false })).statusCode, 200);
   try {
     const res = await me(k.key);
     assert.equal(res.statusCode, 503);
@@ -89,7 +80,7 @@ test('PUT /maintenance false makes every /api/v1 request answer 503 MAINTENANCE 
     const anonymous = await h.app.inject({ method: 'GET', url: '/api/v1/calls' });
     assert.equal(anonymous.statusCode, 503);
   } finally {
-    await admin('PUT', '/maintenance', { public_api_enabled: true });
+    await admin(h, 'PUT', '/maintenance', { public_api_enabled: true });
   }
   assert.equal((await me(k.key)).statusCode, 200);
 });

@@ -3,8 +3,10 @@ import { after, before, test } from 'node:test';
 import { hashApiKey } from '../../src/accounts/api-key-format.ts';
 import { verifyPassword } from '../../src/accounts/passwords.ts';
 import { newId } from '../../src/ids.ts';
+import { ADMIN_TOKEN, T0 } from '../helpers/deps.ts';
 import { insertOrg } from '../helpers/fixtures.ts';
-import { ADMIN_TOKEN, createHarness, type Harness } from '../helpers/harness.ts';
+import { createHarness, type Harness } from '../helpers/harness.ts';
+import { admin, errorBody } from '../helpers/http.ts';
 
 let h: Harness;
 before(async () => {
@@ -14,29 +16,13 @@ after(async () => {
   await h.close();
 });
 
-const NOW = '2026-06-15T10:00:00.000Z';
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-function admin(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown) {
-  return h.operator.inject({
-    method,
-    url: `/admin/v1${url}`,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    ...(payload === undefined ? {} : { payload: payload as object }),
-  });
-}
-
-const errorOf = (code: string, message: string) => ({
-  success: false,
-  error: { code, message },
-  meta: { timestamp: NOW },
-});
 
 let n = 0;
 const email = () => `user${++n}@example.com`;
 
 async function createOrg(extra: Record<string, unknown> = {}) {
-  const res = await admin('POST', '/organizations', {
+  const res = await admin(h, 'POST', '/organizations', {
     name: 'Acme Plumbing',
     owner_email: email(),
     owner_password: 'correct horse battery',
@@ -52,7 +38,7 @@ const count = async (table: string) =>
 // --- POST /organizations ---------------------------------------------------------------------------
 
 test('POST /organizations creates the organization and its owner and answers 201 with both ids', async () => {
-  const res = await admin('POST', '/organizations', {
+  const res = await admin(h, 'POST', '/organizations', {
     name: 'Bright Electric',
     owner_email: 'Owner@Bright.example',
     owner_password: 'correct horse battery',
@@ -71,7 +57,7 @@ test('POST /organizations creates the organization and its owner and answers 201
     name: 'Bright Electric',
     country: 'GB',
     entitlement: 'active',
-    created_at: new Date(NOW),
+    created_at: new Date(T0),
   });
   const user = await h.db.query<{
     organization_id: string;
@@ -88,14 +74,17 @@ test('POST /organizations creates the organization and its owner and answers 201
 });
 
 test('POST /organizations without a name answers 400 BAD_REQUEST naming the field', async () => {
-  const res = await admin('POST', '/organizations', { owner_email: email(), owner_password: 'long-enough' });
+  const res = await admin(h, 'POST', '/organizations', {
+    owner_email: email(),
+    owner_password: 'long-enough',
+  });
   assert.equal(res.statusCode, 400);
-  assert.deepEqual(res.json(), errorOf('BAD_REQUEST', 'Field "name" is required (string).'));
+  assert.deepEqual(res.json(), errorBody('BAD_REQUEST', 'Field "name" is required (string).'));
 });
 
 test('POST /organizations with a malformed owner_email answers 400 naming owner_email and creates nothing', async () => {
   const before = await count('organizations');
-  const res = await admin('POST', '/organizations', {
+  const res = await admin(h, 'POST', '/organizations', {
     name: 'X',
     owner_email: 'nope',
     owner_password: 'long-enough',
@@ -103,13 +92,13 @@ test('POST /organizations with a malformed owner_email answers 400 naming owner_
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
     res.json(),
-    errorOf('BAD_REQUEST', 'Field "owner_email" must be an e-mail address such as name@example.com.'),
+    errorBody('BAD_REQUEST', 'Field "owner_email" must be an e-mail address such as name@example.com.'),
   );
   assert.equal(await count('organizations'), before);
 });
 
 test('POST /organizations with a short owner_password answers 400 naming owner_password', async () => {
-  const res = await admin('POST', '/organizations', {
+  const res = await admin(h, 'POST', '/organizations', {
     name: 'X',
     owner_email: email(),
     owner_password: 'short',
@@ -117,12 +106,12 @@ test('POST /organizations with a short owner_password answers 400 naming owner_p
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
     res.json(),
-    errorOf('BAD_REQUEST', 'Field "owner_password" must be 8 to 256 characters long.'),
+    errorBody('BAD_REQUEST', 'Field "owner_password" must be 8 to 256 characters long.'),
   );
 });
 
 test('POST /organizations with an unknown country answers 400 naming country', async () => {
-  const res = await admin('POST', '/organizations', {
+  const res = await admin(h, 'POST', '/organizations', {
     name: 'X',
     owner_email: email(),
     owner_password: 'long-enough',
@@ -131,7 +120,7 @@ test('POST /organizations with an unknown country answers 400 naming country', a
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
     res.json(),
-    errorOf(
+    errorBody(
       'BAD_REQUEST',
       'Field "country" must be an ISO 3166-1 alpha-2 country code such as "US" or "GB".',
     ),
@@ -139,7 +128,7 @@ test('POST /organizations with an unknown country answers 400 naming country', a
 });
 
 test('POST /organizations with an unknown field answers 400 naming it and the accepted fields', async () => {
-  const res = await admin('POST', '/organizations', {
+  const res = await admin(h, 'POST', '/organizations', {
     name: 'X',
     owner_email: email(),
     owner_password: 'long-enough',
@@ -148,7 +137,7 @@ test('POST /organizations with an unknown field answers 400 naming it and the ac
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
     res.json(),
-    errorOf(
+    errorBody(
       'BAD_REQUEST',
       'Unknown field "ownerEmail"; accepted fields: name, owner_email, owner_password, country.',
     ),
@@ -158,7 +147,7 @@ test('POST /organizations with an unknown field answers 400 naming it and the ac
 test('POST /organizations whose owner e-mail is taken (any case) answers 409 CONFLICT and rolls back', async () => {
   await createOrg({ owner_email: 'taken@example.com' });
   const before = await count('organizations');
-  const res = await admin('POST', '/organizations', {
+  const res = await admin(h, 'POST', '/organizations', {
     name: 'Second',
     owner_email: 'TAKEN@example.com',
     owner_password: 'long-enough',
@@ -166,7 +155,7 @@ test('POST /organizations whose owner e-mail is taken (any case) answers 409 CON
   assert.equal(res.statusCode, 409);
   assert.deepEqual(
     res.json(),
-    errorOf('CONFLICT', 'A user with this e-mail already exists; choose another e-mail address.'),
+    errorBody('CONFLICT', 'A user with this e-mail already exists; choose another e-mail address.'),
   );
   assert.equal(await count('organizations'), before);
 });
@@ -183,15 +172,15 @@ test('a malformed JSON body answers 400 BAD_REQUEST in the error shape', async (
   assert.equal(body.success, false);
   assert.equal(body.error.code, 'BAD_REQUEST');
   assert.equal(typeof body.error.message, 'string');
-  assert.deepEqual(body.meta, { timestamp: NOW });
+  assert.deepEqual(body.meta, { timestamp: T0 });
 });
 
 test('a body that is not a JSON object answers 400 naming the expected fields', async () => {
-  const res = await admin('POST', '/organizations', ['x']);
+  const res = await admin(h, 'POST', '/organizations', ['x']);
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
     res.json(),
-    errorOf(
+    errorBody(
       'BAD_REQUEST',
       'The request body must be a JSON object with the fields name, owner_email, owner_password, country.',
     ),
@@ -202,7 +191,7 @@ test('a body that is not a JSON object answers 400 naming the expected fields', 
 
 test('PATCH /organizations/{org} applies every setting and answers 200 with the current settings', async () => {
   const { organization_id } = await createOrg({ country: 'US' });
-  const res = await admin('PATCH', `/organizations/${organization_id}`, {
+  const res = await admin(h, 'PATCH', `/organizations/${organization_id}`, {
     entitlement: 'inactive',
     retention_days: 30,
     account_rate_limit_per_hour: 120,
@@ -219,14 +208,14 @@ test('PATCH /organizations/{org} applies every setting and answers 200 with the 
     max_active_subscriptions: 0,
     country: 'CA',
     language: 'en',
-    created_at: NOW,
+    created_at: T0,
   });
 });
 
 test('PATCH /organizations/{org} changes only the keys sent; retention_days null means keep forever', async () => {
   const { organization_id } = await createOrg();
-  await admin('PATCH', `/organizations/${organization_id}`, { retention_days: 90 });
-  const res = await admin('PATCH', `/organizations/${organization_id}`, { retention_days: null });
+  await admin(h, 'PATCH', `/organizations/${organization_id}`, { retention_days: 90 });
+  const res = await admin(h, 'PATCH', `/organizations/${organization_id}`, { retention_days: null });
   assert.equal(res.statusCode, 200);
   const body = res.json();
   assert.equal(body.retention_days, null);
@@ -237,11 +226,11 @@ test('PATCH /organizations/{org} changes only the keys sent; retention_days null
 
 test('PATCH /organizations/{org} with an empty body answers 400 listing the settings', async () => {
   const { organization_id } = await createOrg();
-  const res = await admin('PATCH', `/organizations/${organization_id}`, {});
+  const res = await admin(h, 'PATCH', `/organizations/${organization_id}`, {});
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
     res.json(),
-    errorOf(
+    errorBody(
       'BAD_REQUEST',
       'Send at least one setting to change: name, entitlement, retention_days, account_rate_limit_per_hour, max_active_subscriptions, country.',
     ),
@@ -250,11 +239,11 @@ test('PATCH /organizations/{org} with an empty body answers 400 listing the sett
 
 test('PATCH /organizations/{org} with an unknown entitlement answers 400 naming entitlement', async () => {
   const { organization_id } = await createOrg();
-  const res = await admin('PATCH', `/organizations/${organization_id}`, { entitlement: 'paused' });
+  const res = await admin(h, 'PATCH', `/organizations/${organization_id}`, { entitlement: 'paused' });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
     res.json(),
-    errorOf('BAD_REQUEST', 'Field "entitlement": Invalid option: expected one of "active"|"inactive".'),
+    errorBody('BAD_REQUEST', 'Field "entitlement": Invalid option: expected one of "active"|"inactive".'),
   );
 });
 
@@ -266,7 +255,7 @@ test('PATCH /organizations/{org} with non-positive or fractional numbers answers
     ['max_active_subscriptions', -1],
     ['account_rate_limit_per_hour', '100'],
   ] as const) {
-    const res = await admin('PATCH', `/organizations/${organization_id}`, { [field]: value });
+    const res = await admin(h, 'PATCH', `/organizations/${organization_id}`, { [field]: value });
     assert.equal(res.statusCode, 400, `${field}=${value}`);
     assert.match(res.json().error.message, new RegExp(`^Field "${field}": `));
   }
@@ -274,27 +263,27 @@ test('PATCH /organizations/{org} with non-positive or fractional numbers answers
 
 test('PATCH /organizations/{org} of an unknown organization answers 404 NOT_FOUND', async () => {
   const id = newId();
-  const res = await admin('PATCH', `/organizations/${id}`, { entitlement: 'inactive' });
+  const res = await admin(h, 'PATCH', `/organizations/${id}`, { entitlement: 'inactive' });
   assert.equal(res.statusCode, 404);
-  assert.deepEqual(res.json(), errorOf('NOT_FOUND', `No organization ${id}.`));
-  const bad = await admin('PATCH', '/organizations/not-a-uuid', { entitlement: 'inactive' });
+  assert.deepEqual(res.json(), errorBody('NOT_FOUND', `No organization ${id}.`));
+  const bad = await admin(h, 'PATCH', '/organizations/not-a-uuid', { entitlement: 'inactive' });
   assert.equal(bad.statusCode, 404);
-  assert.deepEqual(bad.json(), errorOf('NOT_FOUND', 'No organization not-a-uuid.'));
+  assert.deepEqual(bad.json(), errorBody('NOT_FOUND', 'No organization not-a-uuid.'));
 });
 
 test('GET /organizations/{org} answers the current settings', async () => {
   const { organization_id } = await createOrg({ country: 'US' });
-  const res = await admin('GET', `/organizations/${organization_id}`);
+  const res = await admin(h, 'GET', `/organizations/${organization_id}`);
   assert.equal(res.statusCode, 200);
   assert.equal(res.json().country, 'US');
-  assert.equal((await admin('GET', `/organizations/${newId()}`)).statusCode, 404);
+  assert.equal((await admin(h, 'GET', `/organizations/${newId()}`)).statusCode, 404);
 });
 
 // --- POST /organizations/{org}/users ---------------------------------------------------------------
 
 test('POST /organizations/{org}/users creates a member and answers 201 {user_id}', async () => {
   const { organization_id } = await createOrg();
-  const res = await admin('POST', `/organizations/${organization_id}/users`, {
+  const res = await admin(h, 'POST', `/organizations/${organization_id}/users`, {
     email: 'Member@Example.com',
     password: 'member-password',
   });
@@ -310,11 +299,11 @@ test('POST /organizations/{org}/users creates a member and answers 201 {user_id}
 
 test('POST /organizations/{org}/users with an e-mail already used answers 409 CONFLICT', async () => {
   const { organization_id } = await createOrg();
-  await admin('POST', `/organizations/${organization_id}/users`, {
+  await admin(h, 'POST', `/organizations/${organization_id}/users`, {
     email: 'twice@example.com',
     password: 'long-enough',
   });
-  const res = await admin('POST', `/organizations/${organization_id}/users`, {
+  const res = await admin(h, 'POST', `/organizations/${organization_id}/users`, {
     email: ' Twice@Example.com ',
     password: 'long-enough',
   });
@@ -324,32 +313,35 @@ test('POST /organizations/{org}/users with an e-mail already used answers 409 CO
 
 test('POST /organizations/{org}/users with bad fields answers 400 naming them', async () => {
   const { organization_id } = await createOrg();
-  const missing = await admin('POST', `/organizations/${organization_id}/users`, { email: email() });
+  const missing = await admin(h, 'POST', `/organizations/${organization_id}/users`, { email: email() });
   assert.equal(missing.statusCode, 400);
-  assert.deepEqual(missing.json(), errorOf('BAD_REQUEST', 'Field "password" is required (string).'));
-  const badEmail = await admin('POST', `/organizations/${organization_id}/users`, {
+  assert.deepEqual(missing.json(), errorBody('BAD_REQUEST', 'Field "password" is required (string).'));
+  const badEmail = await admin(h, 'POST', `/organizations/${organization_id}/users`, {
     email: 'a@b',
     password: 'long-enough',
   });
   assert.equal(badEmail.statusCode, 400);
   assert.deepEqual(
     badEmail.json(),
-    errorOf('BAD_REQUEST', 'Field "email" must be an e-mail address such as name@example.com.'),
+    errorBody('BAD_REQUEST', 'Field "email" must be an e-mail address such as name@example.com.'),
   );
 });
 
 test('POST /organizations/{org}/users of an unknown organization answers 404', async () => {
   const id = newId();
-  const res = await admin('POST', `/organizations/${id}/users`, { email: email(), password: 'long-enough' });
+  const res = await admin(h, 'POST', `/organizations/${id}/users`, {
+    email: email(),
+    password: 'long-enough',
+  });
   assert.equal(res.statusCode, 404);
-  assert.deepEqual(res.json(), errorOf('NOT_FOUND', `No organization ${id}.`));
+  assert.deepEqual(res.json(), errorBody('NOT_FOUND', `No organization ${id}.`));
 });
 
 // --- POST /organizations/{org}/api-keys ------------------------------------------------------------
 
 test('POST /organizations/{org}/api-keys answers 201 {api_key_id, key} and stores only the hash, for the owner', async () => {
   const { organization_id, owner_user_id } = await createOrg();
-  const res = await admin('POST', `/organizations/${organization_id}/api-keys`, {
+  const res = await admin(h, 'POST', `/organizations/${organization_id}/api-keys`, {
     scopes: ['read.calls', 'read.recordings', 'read.calls'],
   });
   assert.equal(res.statusCode, 201);
@@ -375,12 +367,12 @@ test('POST /organizations/{org}/api-keys answers 201 {api_key_id, key} and store
 test('POST /organizations/{org}/api-keys for a member with a name and rate limit stores them', async () => {
   const { organization_id } = await createOrg();
   const user = (
-    await admin('POST', `/organizations/${organization_id}/users`, {
+    await admin(h, 'POST', `/organizations/${organization_id}/users`, {
       email: email(),
       password: 'long-enough',
     })
   ).json();
-  const res = await admin('POST', `/organizations/${organization_id}/api-keys`, {
+  const res = await admin(h, 'POST', `/organizations/${organization_id}/api-keys`, {
     scopes: ['read.calls', 'manage.webhooks'],
     user_id: user.user_id,
     rate_limit_per_hour: 60,
@@ -401,13 +393,13 @@ test('POST /organizations/{org}/api-keys for a member with a name and rate limit
 
 test('POST /organizations/{org}/api-keys with an unknown scope answers 400 naming the scope', async () => {
   const { organization_id } = await createOrg();
-  const res = await admin('POST', `/organizations/${organization_id}/api-keys`, {
+  const res = await admin(h, 'POST', `/organizations/${organization_id}/api-keys`, {
     scopes: ['read.calls', 'read.everything'],
   });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
     res.json(),
-    errorOf(
+    errorBody(
       'BAD_REQUEST',
       'Unknown scope "read.everything" in "scopes"; known scopes: read.calls, read.recordings, write.calls, read.contacts, write.contacts, manage.webhooks, manage.api_keys.',
     ),
@@ -416,13 +408,13 @@ test('POST /organizations/{org}/api-keys with an unknown scope answers 400 namin
 
 test('POST /organizations/{org}/api-keys with no scopes answers 400 naming scopes', async () => {
   const { organization_id } = await createOrg();
-  const empty = await admin('POST', `/organizations/${organization_id}/api-keys`, { scopes: [] });
+  const empty = await admin(h, 'POST', `/organizations/${organization_id}/api-keys`, { scopes: [] });
   assert.equal(empty.statusCode, 400);
   assert.match(empty.json().error.message, /^Field "scopes" must list at least one scope/);
-  const missing = await admin('POST', `/organizations/${organization_id}/api-keys`, {});
+  const missing = await admin(h, 'POST', `/organizations/${organization_id}/api-keys`, {});
   assert.equal(missing.statusCode, 400);
-  assert.deepEqual(missing.json(), errorOf('BAD_REQUEST', 'Field "scopes" is required (array).'));
-  const notStrings = await admin('POST', `/organizations/${organization_id}/api-keys`, {
+  assert.deepEqual(missing.json(), errorBody('BAD_REQUEST', 'Field "scopes" is required (array).'));
+  const notStrings = await admin(h, 'POST', `/organizations/${organization_id}/api-keys`, {
     scopes: ['read.calls', 7],
   });
   assert.equal(notStrings.statusCode, 400);
@@ -431,7 +423,7 @@ test('POST /organizations/{org}/api-keys with no scopes answers 400 naming scope
 
 test('POST /organizations/{org}/api-keys with a non-positive rate limit answers 400', async () => {
   const { organization_id } = await createOrg();
-  const res = await admin('POST', `/organizations/${organization_id}/api-keys`, {
+  const res = await admin(h, 'POST', `/organizations/${organization_id}/api-keys`, {
     scopes: ['read.calls'],
     rate_limit_per_hour: 0,
   });
@@ -443,14 +435,14 @@ test('POST /organizations/{org}/api-keys for a user of another organization answ
   const a = await createOrg();
   const b = await createOrg();
   const before = await count('api_keys');
-  const res = await admin('POST', `/organizations/${a.organization_id}/api-keys`, {
+  const res = await admin(h, 'POST', `/organizations/${a.organization_id}/api-keys`, {
     scopes: ['read.calls'],
     user_id: b.owner_user_id,
   });
   assert.equal(res.statusCode, 404);
   assert.deepEqual(
     res.json(),
-    errorOf(
+    errorBody(
       'NOT_FOUND',
       `No user ${b.owner_user_id} in organization ${a.organization_id}; "user_id" must name one of its users.`,
     ),
@@ -460,17 +452,20 @@ test('POST /organizations/{org}/api-keys for a user of another organization answ
 
 test('POST /organizations/{org}/api-keys of an unknown organization answers 404', async () => {
   const id = newId();
-  const res = await admin('POST', `/organizations/${id}/api-keys`, { scopes: ['read.calls'] });
+  const res = await admin(h, 'POST', `/organizations/${id}/api-keys`, { scopes: ['read.calls'] });
   assert.equal(res.statusCode, 404);
-  assert.deepEqual(res.json(), errorOf('NOT_FOUND', `No organization ${id}.`));
+  assert.deepEqual(res.json(), errorBody('NOT_FOUND', `No organization ${id}.`));
 });
 
 test('GET /organizations/{org}/api-keys lists keys without the key or its hash', async () => {
   const { organization_id, owner_user_id } = await createOrg();
   const created = (
-    await admin('POST', `/organizations/${organization_id}/api-keys`, { scopes: ['read.calls'], name: 'n1' })
+    await admin(h, 'POST', `/organizations/${organization_id}/api-keys`, {
+      scopes: ['read.calls'],
+      name: 'n1',
+    })
   ).json();
-  const res = await admin('GET', `/organizations/${organization_id}/api-keys`);
+  const res = await admin(h, 'GET', `/organizations/${organization_id}/api-keys`);
   assert.equal(res.statusCode, 200);
   assert.deepEqual(res.json(), {
     api_keys: [
@@ -481,7 +476,7 @@ test('GET /organizations/{org}/api-keys lists keys without the key or its hash',
         prefix: created.key.slice(0, 12),
         scopes: ['read.calls'],
         rate_limit_per_hour: 1000,
-        created_at: NOW,
+        created_at: T0,
         last_used_at: null,
         revoked: false,
         revoked_at: null,
@@ -496,43 +491,43 @@ test('GET /organizations/{org}/api-keys lists keys without the key or its hash',
 test('DELETE /api-keys/{id} answers 204 with no body, sets revoked_at, and answers 204 again', async () => {
   const { organization_id } = await createOrg();
   const { api_key_id } = (
-    await admin('POST', `/organizations/${organization_id}/api-keys`, { scopes: ['read.calls'] })
+    await admin(h, 'POST', `/organizations/${organization_id}/api-keys`, { scopes: ['read.calls'] })
   ).json();
-  const res = await admin('DELETE', `/api-keys/${api_key_id}`);
+  const res = await admin(h, 'DELETE', `/api-keys/${api_key_id}`);
   assert.equal(res.statusCode, 204);
   assert.equal(res.body, '');
   const { rows } = await h.db.query<{ revoked_at: Date }>('SELECT revoked_at FROM api_keys WHERE id = $1', [
     api_key_id,
   ]);
-  assert.deepEqual(rows[0].revoked_at, new Date(NOW));
+  assert.deepEqual(rows[0].revoked_at, new Date(T0));
   h.clock.advance(60_000);
-  assert.equal((await admin('DELETE', `/api-keys/${api_key_id}`)).statusCode, 204);
+  assert.equal((await admin(h, 'DELETE', `/api-keys/${api_key_id}`)).statusCode, 204);
   const again = await h.db.query<{ revoked_at: Date }>('SELECT revoked_at FROM api_keys WHERE id = $1', [
     api_key_id,
   ]);
-  assert.deepEqual(again.rows[0].revoked_at, new Date(NOW), 'the first revocation time is kept');
-  h.clock.set(NOW);
+  assert.deepEqual(again.rows[0].revoked_at, new Date(T0), 'the first revocation time is kept');
+  h.clock.set(T0);
 });
 
 test('DELETE /api-keys/{id} of an unknown key answers 404', async () => {
   const id = newId();
-  const res = await admin('DELETE', `/api-keys/${id}`);
+  const res = await admin(h, 'DELETE', `/api-keys/${id}`);
   assert.equal(res.statusCode, 404);
-  assert.deepEqual(res.json(), errorOf('NOT_FOUND', `No API key ${id}.`));
-  assert.equal((await admin('DELETE', '/api-keys/123')).statusCode, 404);
+  assert.deepEqual(res.json(), errorBody('NOT_FOUND', `No API key ${id}.`));
+  assert.equal((await admin(h, 'DELETE', '/api-keys/123')).statusCode, 404);
 });
 
 // --- PUT /maintenance ------------------------------------------------------------------------------
 
 test('PUT /maintenance stores the switch and answers 200 {public_api_enabled}', async () => {
-  const off = await admin('PUT', '/maintenance', { public_api_enabled: false });
+  const off = await admin(h, 'PUT', '/maintenance', { public_api_enabled: false });
   assert.equal(off.statusCode, 200);
   assert.deepEqual(off.json(), { public_api_enabled: false });
   const stored = await h.db.query<{ value: unknown }>(
     `SELECT value FROM settings WHERE key = 'public_api_enabled'`,
   );
   assert.deepEqual(stored.rows, [{ value: false }]);
-  const on = await admin('PUT', '/maintenance', { public_api_enabled: true });
+  const on = await admin(h, 'PUT', '/maintenance', { public_api_enabled: true });
   assert.deepEqual(on.json(), { public_api_enabled: true });
   const again = await h.db.query<{ value: unknown }>(
     `SELECT value FROM settings WHERE key = 'public_api_enabled'`,
@@ -541,11 +536,11 @@ test('PUT /maintenance stores the switch and answers 200 {public_api_enabled}', 
 });
 
 test('PUT /maintenance with a non-boolean answers 400 naming public_api_enabled', async () => {
-  const res = await admin('PUT', '/maintenance', { public_api_enabled: 'off' });
+  const res = await admin(h, 'PUT', '/maintenance', { public_api_enabled: 'off' });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
     res.json(),
-    errorOf('BAD_REQUEST', 'Field "public_api_enabled": Invalid input: expected boolean, received string.'),
+    errorBody('BAD_REQUEST', 'Field "public_api_enabled": Invalid input: expected boolean, received string.'),
   );
 });
 
@@ -553,7 +548,7 @@ test('PUT /maintenance with a non-boolean answers 400 naming public_api_enabled'
 
 test('POST /organizations/{org}/trackers answers 201 {tracker_id} and stores trimmed, distinct terms', async () => {
   const { organization_id } = await createOrg();
-  const res = await admin('POST', `/organizations/${organization_id}/trackers`, {
+  const res = await admin(h, 'POST', `/organizations/${organization_id}/trackers`, {
     name: 'Churn risk',
     terms: [' cancel ', 'refund', 'Cancel'],
   });
@@ -569,24 +564,27 @@ test('POST /organizations/{org}/trackers answers 201 {tracker_id} and stores tri
 
 test('POST /organizations/{org}/trackers without terms answers 400 naming terms', async () => {
   const { organization_id } = await createOrg();
-  const empty = await admin('POST', `/organizations/${organization_id}/trackers`, { name: 'T', terms: [] });
+  const empty = await admin(h, 'POST', `/organizations/${organization_id}/trackers`, {
+    name: 'T',
+    terms: [],
+  });
   assert.equal(empty.statusCode, 400);
   assert.deepEqual(
     empty.json(),
-    errorOf('BAD_REQUEST', 'Field "terms" must list 1 to 50 terms, e.g. ["refund", "cancel"].'),
+    errorBody('BAD_REQUEST', 'Field "terms" must list 1 to 50 terms, e.g. ["refund", "cancel"].'),
   );
-  const missing = await admin('POST', `/organizations/${organization_id}/trackers`, { name: 'T' });
-  assert.deepEqual(missing.json(), errorOf('BAD_REQUEST', 'Field "terms" is required (array).'));
+  const missing = await admin(h, 'POST', `/organizations/${organization_id}/trackers`, { name: 'T' });
+  assert.deepEqual(missing.json(), errorBody('BAD_REQUEST', 'Field "terms" is required (array).'));
 });
 
 test('POST /organizations/{org}/trackers of an unknown organization answers 404', async () => {
   const { orgId } = await insertOrg(h.db);
   assert.equal(
-    (await admin('POST', `/organizations/${orgId}/trackers`, { name: 'T', terms: ['x'] })).statusCode,
+    (await admin(h, 'POST', `/organizations/${orgId}/trackers`, { name: 'T', terms: ['x'] })).statusCode,
     201,
   );
   const id = newId();
-  const res = await admin('POST', `/organizations/${id}/trackers`, { name: 'T', terms: ['x'] });
+  const res = await admin(h, 'POST', `/organizations/${id}/trackers`, { name: 'T', terms: ['x'] });
   assert.equal(res.statusCode, 404);
-  assert.deepEqual(res.json(), errorOf('NOT_FOUND', `No organization ${id}.`));
+  assert.deepEqual(res.json(), errorBody('NOT_FOUND', `No organization ${id}.`));
 });

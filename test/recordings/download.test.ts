@@ -5,11 +5,11 @@ import { after, before, test } from 'node:test';
 import { buildPublicApp } from '../../src/app.ts';
 import { mintRecordingLink, REST_LINK_TTL_MS } from '../../src/recordings/links.ts';
 import type { BlobStore } from '../../src/recordings/store.ts';
-import { insertOrg } from '../helpers/fixtures.ts';
+import { insertCallWithAudio, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { adminHeaders, errorOf, pathOf } from '../helpers/http.ts';
 import { mp3Frames } from '../helpers/mp3.ts';
 import { assertMatchesOpenApi } from '../helpers/openapi-check.ts';
-import { admin, errorOf, insertCallWithAudio, pathOf } from './setup.ts';
 
 let h: Harness;
 let orgId: string;
@@ -23,7 +23,7 @@ before(async () => {
 after(() => h.close());
 
 async function linkedCall(bytes = audio) {
-  const { callId, key } = await insertCallWithAudio(h, orgId, bytes);
+  const { callId, key } = await insertCallWithAudio(h.deps, orgId, bytes);
   return { callId, key, path: pathOf(mintRecordingLink(h.deps, callId, REST_LINK_TTL_MS).url) };
 }
 
@@ -90,7 +90,7 @@ test('a range starting beyond the file answers 416 with Content-Range bytes */si
   assert.equal(res.headers['content-range'], `bytes */${size}`);
   assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
   assert.equal(res.headers['cache-control'], 'private, no-store');
-  const body = errorOf(res.body);
+  const body = res.json();
   assert.equal(body.success, false);
   assert.equal(body.error.code, 'RANGE_NOT_SATISFIABLE');
   assert.match(body.error.message, new RegExp(`file of ${size} bytes`));
@@ -135,7 +135,7 @@ test('a call trashed after the link was minted answers 409 RECORDING_WITHHELD', 
   await h.db.query('UPDATE calls SET trashed_at = $2 WHERE id = $1', [callId, h.clock.now()]);
   const res = await get(path);
   assert.equal(res.statusCode, 409);
-  assert.equal(errorOf(res.body).error.code, 'RECORDING_WITHHELD');
+  assert.equal(errorOf(res).code, 'RECORDING_WITHHELD');
   assert.equal(res.headers['cache-control'], 'private, no-store');
   assert.notEqual(res.headers['content-type'], 'audio/mpeg');
 });
@@ -148,7 +148,7 @@ test('a call scheduled for deletion after minting answers 409 RECORDING_WITHHELD
   ]);
   const res = await get(path);
   assert.equal(res.statusCode, 409);
-  assert.equal(errorOf(res.body).error.code, 'RECORDING_WITHHELD');
+  assert.equal(errorOf(res).code, 'RECORDING_WITHHELD');
 });
 
 test('a call erased after minting answers 404 NOT_FOUND', async () => {
@@ -156,7 +156,7 @@ test('a call erased after minting answers 404 NOT_FOUND', async () => {
   await h.db.query('UPDATE calls SET erased_at = $2 WHERE id = $1', [callId, h.clock.now()]);
   const res = await get(path);
   assert.equal(res.statusCode, 404);
-  assert.equal(errorOf(res.body).error.code, 'NOT_FOUND');
+  assert.equal(errorOf(res).code, 'NOT_FOUND');
 });
 
 test('a recording deleted after minting answers 410 RECORDING_DELETED', async () => {
@@ -164,13 +164,13 @@ test('a recording deleted after minting answers 410 RECORDING_DELETED', async ()
   const del = await h.operator.inject({
     method: 'POST',
     url: `/admin/v1/calls/${callId}/recording/delete`,
-    headers: admin,
+    headers: adminHeaders,
     payload: { deletion_kind: 'hard_deleted', reason: 'retention_expired' },
   });
   assert.equal(del.statusCode, 204);
   const res = await get(path);
   assert.equal(res.statusCode, 410);
-  assert.deepEqual(errorOf(res.body).error, {
+  assert.deepEqual(errorOf(res), {
     code: 'RECORDING_DELETED',
     message: 'The recording is no longer available and will not become available; stop retrying.',
   });
@@ -178,15 +178,15 @@ test('a recording deleted after minting answers 410 RECORDING_DELETED', async ()
 
 test('an organization without an active entitlement gets 402 SUBSCRIPTION_INACTIVE', async () => {
   const { orgId: lapsed } = await insertOrg(h.db, { entitlement: 'inactive' });
-  const { callId } = await insertCallWithAudio(h, lapsed, audio);
+  const { callId } = await insertCallWithAudio(h.deps, lapsed, audio);
   const res = await get(pathOf(mintRecordingLink(h.deps, callId, REST_LINK_TTL_MS).url));
   assert.equal(res.statusCode, 402);
-  assert.equal(errorOf(res.body).error.code, 'SUBSCRIPTION_INACTIVE');
+  assert.equal(errorOf(res).code, 'SUBSCRIPTION_INACTIVE');
 });
 
 test('a 20 MB recording is streamed over a real socket, never read ahead of the client', async () => {
   const big = mp3Frames(48_000); // 20 016 000 bytes
-  const { callId } = await insertCallWithAudio(h, orgId, big);
+  const { callId } = await insertCallWithAudio(h.deps, orgId, big);
   const opened: Readable[] = [];
   const spy: BlobStore = {
     ...h.deps.store,
@@ -197,8 +197,8 @@ test('a 20 MB recording is streamed over a real socket, never read ahead of the 
     },
   };
   const app = await buildPublicApp({ ...h.deps, store: spy });
-  await app.listen({ port: 0, host: '127.0.0.1' });
   try {
+    await app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = app.server.address() as AddressInfo;
     const link = mintRecordingLink(h.deps, callId, REST_LINK_TTL_MS);
     const res = await fetch(`http://127.0.0.1:${port}${pathOf(link.url)}`);

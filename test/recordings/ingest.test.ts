@@ -7,10 +7,16 @@ import { after, before, test } from 'node:test';
 import { newId } from '../../src/ids.ts';
 import { capped, MAX_RECORDING_BYTES } from '../../src/recordings/measure.ts';
 import { eventIdFor } from '../../src/webhooks/outbox.ts';
-import { type CallRow, insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
+import {
+  type CallRow,
+  insertApiKey,
+  insertCall,
+  insertCallWithAudio,
+  insertOrg,
+} from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { adminHeaders, bearer, errorOf, pathOf } from '../helpers/http.ts';
 import { durationOf, mp3Frames } from '../helpers/mp3.ts';
-import { admin, bearer, errorOf, insertCallWithAudio, pathOf } from './setup.ts';
 
 let h: Harness;
 let orgId: string;
@@ -37,14 +43,14 @@ const put = (
   h.operator.inject({
     method: 'PUT',
     url: `/admin/v1/calls/${callId}/recording`,
-    headers: { ...admin, ...headers },
+    headers: { ...adminHeaders, ...headers },
     payload,
   });
 const post = (path: string, payload?: unknown) =>
   h.operator.inject({
     method: 'POST',
     url: `/admin/v1${path}`,
-    headers: admin,
+    headers: adminHeaders,
     ...(payload === undefined ? {} : { payload: payload as object }),
   });
 const callRow = async (id: string) =>
@@ -140,7 +146,7 @@ test('a body that is not MP3 answers 400 and leaves no blob and no change', asyn
     const callId = await newCall();
     const res = await put(callId, payload);
     assert.equal(res.statusCode, 400);
-    const body = errorOf(res.body);
+    const body = res.json();
     assert.equal(body.error.code, 'BAD_REQUEST');
     assert.match(body.error.message, /^body is not an MP3 file/);
     assert.equal((await callRow(callId)).recording_state, 'pending');
@@ -168,7 +174,7 @@ test('a wrong or missing Content-Type answers 415 UNSUPPORTED_MEDIA_TYPE', async
   for (const headers of variants) {
     const res = await put(callId, audio, headers);
     assert.equal(res.statusCode, 415);
-    assert.deepEqual(errorOf(res.body).error, {
+    assert.deepEqual(errorOf(res), {
       code: 'UNSUPPORTED_MEDIA_TYPE',
       message: 'Send the recording as raw MP3 bytes with Content-Type: audio/mpeg.',
     });
@@ -183,7 +189,7 @@ test('a declared body over the cap answers 413 PAYLOAD_TOO_LARGE before anything
     'content-length': String(MAX_RECORDING_BYTES + 1),
   });
   assert.equal(res.statusCode, 413);
-  assert.equal(errorOf(res.body).error.code, 'PAYLOAD_TOO_LARGE');
+  assert.equal(errorOf(res).code, 'PAYLOAD_TOO_LARGE');
   assert.deepEqual(await blobsOf(callId), []);
 });
 
@@ -192,7 +198,7 @@ test('PUT recording for an unknown, malformed or erased call answers 404', async
   for (const id of [newId(), 'nope', erased]) {
     const res = await put(id, audio);
     assert.equal(res.statusCode, 404, id);
-    assert.equal(errorOf(res.body).error.code, 'NOT_FOUND');
+    assert.equal(errorOf(res).code, 'NOT_FOUND');
   }
   assert.equal((await callRow(erased)).recording_state, 'pending');
 });
@@ -207,7 +213,7 @@ test('PUT recording where recording-url already answers 410, or in no_recording 
   for (const callId of calls) {
     const res = await put(callId, audio);
     assert.equal(res.statusCode, 409, callId);
-    assert.equal(errorOf(res.body).error.code, 'CONFLICT');
+    assert.equal(errorOf(res).code, 'CONFLICT');
     assert.deepEqual(await blobsOf(callId), []);
   }
 });
@@ -229,7 +235,7 @@ test('refusing an inbound recording keeps recording-url at 409 RECORDING_NOT_REA
   assert.equal((await callRow(callId)).recording_state, 'refused');
   const res = await recordingUrl(callId);
   assert.equal(res.statusCode, 409);
-  assert.equal(errorOf(res.body).error.code, 'RECORDING_NOT_READY');
+  assert.equal(errorOf(res).code, 'RECORDING_NOT_READY');
   assert.equal((await put(callId, audio)).statusCode, 204);
   assert.equal((await recordingUrl(callId)).statusCode, 200);
 });
@@ -240,15 +246,15 @@ test('refusing an outbound recording makes recording-url answer 410 RECORDING_NO
   assert.equal((await callRow(callId)).recording_state, 'not_captured');
   const res = await recordingUrl(callId);
   assert.equal(res.statusCode, 410);
-  assert.equal(errorOf(res.body).error.code, 'RECORDING_NOT_CAPTURED');
+  assert.equal(errorOf(res).code, 'RECORDING_NOT_CAPTURED');
   assert.equal((await post(`/calls/${callId}/recording-refused`)).statusCode, 204);
 });
 
 test('refusing a recording that is already stored answers 409 CONFLICT; an unknown call 404', async () => {
-  const { callId } = await insertCallWithAudio(h, orgId, audio);
+  const { callId } = await insertCallWithAudio(h.deps, orgId, audio);
   const res = await post(`/calls/${callId}/recording-refused`);
   assert.equal(res.statusCode, 409);
-  assert.equal(errorOf(res.body).error.code, 'CONFLICT');
+  assert.equal(errorOf(res).code, 'CONFLICT');
   assert.equal((await callRow(callId)).recording_state, 'available');
   assert.equal((await post(`/calls/${newId()}/recording-refused`)).statusCode, 404);
 });
@@ -271,7 +277,7 @@ test('deleting a recording removes the blob, answers 410 RECORDING_DELETED and e
 
   const url = await recordingUrl(callId);
   assert.equal(url.statusCode, 410);
-  assert.deepEqual(errorOf(url.body).error, {
+  assert.deepEqual(errorOf(url), {
     code: 'RECORDING_DELETED',
     message: 'The recording is no longer available and will not become available; stop retrying.',
   });
@@ -325,7 +331,7 @@ test('a provider_404 deletion without reason carries reason null and recording_s
 });
 
 test('a bad deletion body answers 400 naming the field and changes nothing', async () => {
-  const { callId } = await insertCallWithAudio(h, orgId, audio);
+  const { callId } = await insertCallWithAudio(h.deps, orgId, audio);
   const cases: [unknown, RegExp][] = [
     [{}, /deletion_kind/],
     [{ deletion_kind: 'soft' }, /deletion_kind/],
@@ -336,7 +342,7 @@ test('a bad deletion body answers 400 naming the field and changes nothing', asy
   for (const [payload, message] of cases) {
     const res = await post(`/calls/${callId}/recording/delete`, payload);
     assert.equal(res.statusCode, 400, JSON.stringify(payload));
-    const body = errorOf(res.body);
+    const body = res.json();
     assert.equal(body.error.code, 'BAD_REQUEST');
     assert.match(body.error.message, message);
   }
@@ -349,7 +355,7 @@ test('deleting the recording of an unknown or erased call answers 404', async ()
   for (const id of [newId(), erased, 'x']) {
     const res = await post(`/calls/${id}/recording/delete`, { deletion_kind: 'hard_deleted' });
     assert.equal(res.statusCode, 404, id);
-    assert.equal(errorOf(res.body).error.code, 'NOT_FOUND');
+    assert.equal(errorOf(res).code, 'NOT_FOUND');
   }
 });
 

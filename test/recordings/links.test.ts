@@ -8,11 +8,11 @@ import {
   mintRecordingLink,
   REST_LINK_TTL_MS,
 } from '../../src/recordings/links.ts';
-import { insertApiKey, insertOrg } from '../helpers/fixtures.ts';
+import { insertApiKey, insertCallWithAudio, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { bearer, errorOf, pathOf } from '../helpers/http.ts';
 import { mp3Frames } from '../helpers/mp3.ts';
 import { assertMatchesOpenApi } from '../helpers/openapi-check.ts';
-import { bearer, errorOf, insertCallWithAudio, pathOf } from './setup.ts';
 
 const T = '2026-06-15T10:00:00.000Z';
 const INVALID = 'This recording link is invalid; request a fresh one from GET /calls/{id}/recording-url.';
@@ -26,8 +26,8 @@ before(async () => {
   h = await createHarness();
   const { orgId, ownerId } = await insertOrg(h.db);
   ({ key } = await insertApiKey(h.db, { orgId, userId: ownerId, scopes: ['read.recordings'] }));
-  ({ callId } = await insertCallWithAudio(h, orgId, audio));
-  ({ callId: otherCallId } = await insertCallWithAudio(h, orgId, audio));
+  ({ callId } = await insertCallWithAudio(h.deps, orgId, audio));
+  ({ callId: otherCallId } = await insertCallWithAudio(h.deps, orgId, audio));
 });
 after(() => h.close());
 
@@ -75,7 +75,7 @@ test('a REST link still works at 14:59 and answers 401 naming the expiry at 15:0
   h.clock.set(new Date(Date.parse(T) + 15 * MINUTE + 1 * SECOND));
   const late = await fetchLink(link.url);
   assert.equal(late.statusCode, 401);
-  assert.deepEqual(errorOf(late.body).error, {
+  assert.deepEqual(errorOf(late), {
     code: 'UNAUTHORIZED',
     message:
       'This recording link expired at 2026-06-15T10:15:00.000Z; request a fresh one from GET /calls/{id}/recording-url.',
@@ -142,7 +142,7 @@ for (const [name, build] of tampered) {
     const res = await h.app.inject({ method: 'GET', url: build(p) });
     assertMatchesOpenApi('GET', '/calls/{id}/recording.mp3', res);
     assert.equal(res.statusCode, 401);
-    assert.deepEqual(errorOf(res.body).error, { code: 'UNAUTHORIZED', message: INVALID });
+    assert.deepEqual(errorOf(res), { code: 'UNAUTHORIZED', message: INVALID });
     assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
   });
 }
@@ -154,7 +154,7 @@ test('the download never accepts an API key instead of a token', async () => {
     headers: bearer(key),
   });
   assert.equal(res.statusCode, 401);
-  assert.equal(errorOf(res.body).error.code, 'UNAUTHORIZED');
+  assert.equal(errorOf(res).code, 'UNAUTHORIZED');
 });
 
 test('a link for an unknown call id is just an invalid link', async () => {

@@ -1,11 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { newId } from '../../src/ids.ts';
-import { type CallRow, insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
+import {
+  type CallRow,
+  insertApiKey,
+  insertCall,
+  insertCallWithAudio,
+  insertOrg,
+} from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { bearer, errorOf, pathOf } from '../helpers/http.ts';
 import { mp3Frames } from '../helpers/mp3.ts';
 import { assertMatchesOpenApi } from '../helpers/openapi-check.ts';
-import { bearer, errorOf, insertCallWithAudio, pathOf } from './setup.ts';
 
 const GONE = 'The recording is no longer available and will not become available; stop retrying.';
 let h: Harness;
@@ -43,7 +49,7 @@ async function recordingUrl(callId: string, k = key) {
 
 test('a call with stored audio answers 200 with a fresh 15-minute link and Cache-Control no-store', async () => {
   h.clock.set('2026-06-15T10:00:00.000Z');
-  const { callId } = await insertCallWithAudio(h, orgId, audio);
+  const { callId } = await insertCallWithAudio(h.deps, orgId, audio);
   const res = await recordingUrl(callId);
   assert.equal(res.statusCode, 200);
   assert.equal(res.headers['cache-control'], 'no-store');
@@ -136,7 +142,7 @@ for (const [situation, row, status, code] of rows) {
     const res = await recordingUrl(callId);
     assert.equal(res.statusCode, status);
     assert.equal(res.headers['cache-control'], 'no-store');
-    const body = errorOf(res.body);
+    const body = res.json();
     assert.equal(body.success, false);
     assert.equal(body.error.code, code);
     if (status === 410) assert.equal(body.error.message, GONE);
@@ -144,50 +150,50 @@ for (const [situation, row, status, code] of rows) {
 }
 
 test('an erased call answers 404 NOT_FOUND', async () => {
-  const { callId } = await insertCallWithAudio(h, orgId, audio, {
+  const { callId } = await insertCallWithAudio(h.deps, orgId, audio, {
     erasedAt: new Date('2026-06-12T00:00:00Z'),
   });
   const res = await recordingUrl(callId);
   assert.equal(res.statusCode, 404);
-  assert.equal(errorOf(res.body).error.code, 'NOT_FOUND');
+  assert.equal(errorOf(res).code, 'NOT_FOUND');
   assert.equal(res.headers['cache-control'], 'no-store');
 });
 
 test('another organization’s call answers 404, never 403', async () => {
-  const { callId } = await insertCallWithAudio(h, orgId, audio);
+  const { callId } = await insertCallWithAudio(h.deps, orgId, audio);
   const res = await recordingUrl(callId, otherKey);
   assert.equal(res.statusCode, 404);
-  assert.equal(errorOf(res.body).error.code, 'NOT_FOUND');
+  assert.equal(errorOf(res).code, 'NOT_FOUND');
 });
 
 test('an unknown call id and a malformed id answer 404', async () => {
   for (const id of [newId(), 'not-a-uuid', '12345']) {
     const res = await recordingUrl(id);
     assert.equal(res.statusCode, 404, id);
-    assert.equal(errorOf(res.body).error.code, 'NOT_FOUND', id);
+    assert.equal(errorOf(res).code, 'NOT_FOUND', id);
   }
 });
 
 test('a key without read.recordings answers 403 FORBIDDEN even for an available recording', async () => {
-  const { callId } = await insertCallWithAudio(h, orgId, audio);
+  const { callId } = await insertCallWithAudio(h.deps, orgId, audio);
   const res = await recordingUrl(callId, callsOnlyKey);
   assert.equal(res.statusCode, 403);
-  assert.equal(errorOf(res.body).error.code, 'FORBIDDEN');
+  assert.equal(errorOf(res).code, 'FORBIDDEN');
   assert.equal(res.headers['cache-control'], 'no-store');
 });
 
 test('no Bearer key answers 401 UNAUTHORIZED with Cache-Control no-store', async () => {
-  const { callId } = await insertCallWithAudio(h, orgId, audio);
+  const { callId } = await insertCallWithAudio(h.deps, orgId, audio);
   const res = await h.app.inject({ method: 'GET', url: `/api/v1/calls/${callId}/recording-url` });
   assertMatchesOpenApi('GET', '/calls/{id}/recording-url', res);
   assert.equal(res.statusCode, 401);
-  assert.equal(errorOf(res.body).error.code, 'UNAUTHORIZED');
+  assert.equal(errorOf(res).code, 'UNAUTHORIZED');
   assert.equal(res.headers['cache-control'], 'no-store');
 });
 
 test('each call to recording-url signs a fresh link', async () => {
   h.clock.set('2026-06-15T10:00:00.000Z');
-  const { callId } = await insertCallWithAudio(h, orgId, audio);
+  const { callId } = await insertCallWithAudio(h.deps, orgId, audio);
   const first = JSON.parse((await recordingUrl(callId)).body).data;
   h.clock.set('2026-06-15T10:05:00.000Z');
   const second = JSON.parse((await recordingUrl(callId)).body).data;

@@ -15,7 +15,10 @@ let dataDir: string;
 before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'callcap-first-run-'));
 });
+/** Servers still running when a test ends (it failed before stopping them) are killed in `after`. */
+const children = new Set<ChildProcess>();
 after(async () => {
+  for (const child of children) child.kill('SIGKILL');
   await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -33,6 +36,8 @@ function serve(): Promise<{ child: ChildProcess; banner: string }> {
       LOG_LEVEL: 'silent',
     },
   });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -51,8 +56,12 @@ function serve(): Promise<{ child: ChildProcess; banner: string }> {
 
 function stop(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
     child.removeAllListeners('exit');
-    child.on('exit', (code) => resolve(code));
+    child.on('exit', (code) => {
+      children.delete(child);
+      resolve(code);
+    });
     child.kill('SIGTERM');
   });
 }

@@ -5,6 +5,9 @@ import type { Db } from '../../src/db/types.ts';
 import { claimDeliveries } from '../../src/webhooks/sql/claim-deliveries.ts';
 import { completeDeliveries } from '../../src/webhooks/sql/complete-delivery.ts';
 import { engine } from '../helpers/db.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import {
   attemptsOf,
   createEnv,
@@ -12,11 +15,8 @@ import {
   type Env,
   emit,
   insertSubscription,
-  newOrg,
-  type Receiver,
-  startReceiver,
   worker,
-} from './engine-helpers.ts';
+} from '../helpers/webhooks.ts';
 
 let env: Env;
 let rx: Receiver;
@@ -26,35 +26,31 @@ before(async () => {
   rx = await startReceiver((_q, res) => setTimeout(() => res.end('ok'), Math.floor(Math.random() * 4)));
 });
 after(async () => {
-  await rx.close();
-  await env.close();
+  await rx?.close();
+  await env?.close();
 });
-
-async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 test('four workers with their own connections deliver a burst of 500 deliveries, each attempted exactly once', {
   skip:
     engine === 'postgres'
       ? false
       : 'needs PostgreSQL (set TEST_DATABASE_URL): SKIP LOCKED across connections',
-}, async () => {
+}, async (t) => {
   const { rows } = await env.db.query<{ db: string }>('SELECT current_database() AS db');
   const url = new URL(process.env.TEST_DATABASE_URL!);
   url.pathname = `/${rows[0].db}`;
   const pools: Db[] = [];
+  const workers: ReturnType<typeof worker>[] = [];
+  t.after(async () => {
+    for (const w of workers) await w.stop();
+    for (const p of pools) await p.close();
+  });
   for (let i = 0; i < 4; i++) pools.push(await openPostgres(url.toString(), { max: 4 }));
-  const workers = pools.map((db, i) =>
-    worker({ ...env.deps, db }, { concurrency: 16, workerId: `w${i}`, pollIntervalMs: 50 }),
-  );
+  for (const [i, db] of pools.entries())
+    workers.push(worker({ ...env.deps, db }, { concurrency: 16, workerId: `w${i}`, pollIntervalMs: 50 }));
   for (const w of workers) await w.start();
 
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   for (let i = 0; i < 10; i++) await insertSubscription(env.deps, { orgId, url: rx.url });
   rx.requests.length = 0;
   const emits: Promise<string>[] = [];
@@ -68,9 +64,10 @@ test('four workers with their own connections deliver a burst of 500 deliveries,
     );
     return r.rows[0].n === 500;
   };
-  await until(delivered, 30_000);
-  for (const w of workers) await w.stop();
-  for (const p of pools) await p.close();
+  await waitFor(delivered, '500 deliveries delivered', 30_000);
+  // Stopped here (and not only after the test) so that every attempt is written before counting.
+  for (const w of workers.splice(0)) await w.stop();
+  for (const p of pools.splice(0)) await p.close();
 
   const perDelivery = await env.db.query<{ attempts: number; rows: number; owners: number }>(
     `SELECT d.attempts, count(a.id)::int AS rows
@@ -88,8 +85,8 @@ test('four workers with their own connections deliver a burst of 500 deliveries,
   assert.equal(keys.size, 50);
 });
 
-test(`on ${engine}, a worker that claimed and died leaves its deliveries to another worker once the lease expires`, async () => {
-  const { orgId } = await newOrg(env.db);
+test(`on ${engine}, a worker that claimed and died leaves its deliveries to another worker once the lease expires`, async (t) => {
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId });
   const now = env.clock.now();
@@ -104,6 +101,7 @@ test(`on ${engine}, a worker that claimed and died leaves its deliveries to anot
   assert.equal((await deliveryFor(env.db, sub.subscriptionId, eventId)).lease_owner, 'dead-worker');
 
   const survivor = worker(env.deps, { workerId: 'survivor' });
+  t.after(() => survivor.stop());
   assert.equal(await survivor.runOnce(), 0, 'a live lease is respected');
   env.clock.advance(59_999);
   assert.equal(await survivor.runOnce(), 0);
@@ -138,11 +136,10 @@ test(`on ${engine}, a worker that claimed and died leaves its deliveries to anot
   });
   assert.equal(late, 0);
   assert.equal((await attemptsOf(env.db, d.id)).length, 2, 'its attempt is still logged');
-  await survivor.stop();
 });
 
 test('two claims at the same moment never return the same delivery', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   await insertSubscription(env.deps, { orgId, url: rx.url });
   for (let i = 0; i < 20; i++) await emit(env.deps, { orgId });
   const now = env.clock.now();

@@ -4,19 +4,18 @@ import type { LookupFunction } from 'node:net';
 import { after, before, test } from 'node:test';
 import { createWebhookClient, SNIPPET_BYTES } from '../../src/webhooks/http-client.ts';
 import { engine } from '../helpers/db.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import {
   attemptsOf,
   createEnv,
   deliveryFor,
+  drain,
   type Env,
   emit,
   insertSubscription,
   MIN,
-  newOrg,
-  type Receiver,
-  startReceiver,
-  worker,
-} from './engine-helpers.ts';
+} from '../helpers/webhooks.ts';
 
 let env: Env;
 let rx: Receiver;
@@ -41,22 +40,25 @@ before(async () => {
   });
 });
 after(async () => {
-  await rx.close();
-  await env.close();
+  await rx?.close();
+  await env?.close();
 });
 
 const loopbackAllowed = () => createWebhookClient({ allowPrivateTargets: true, timeoutMs: 300 });
 
 async function attemptOnce(path: string, client = loopbackAllowed()) {
-  const { orgId } = await newOrg(env.db);
-  const sub = await insertSubscription(env.deps, { orgId, url: rx.url.replace('/hooks', path) });
-  const eventId = await emit(env.deps, { orgId });
-  const t = performance.now();
-  await worker(env.deps, { client }).drain();
-  const took = performance.now() - t;
-  await client.close();
-  const d = await deliveryFor(env.db, sub.subscriptionId, eventId);
-  return { d, attempts: await attemptsOf(env.db, d.id), took };
+  try {
+    const { orgId } = await insertOrg(env.db);
+    const sub = await insertSubscription(env.deps, { orgId, url: rx.url.replace('/hooks', path) });
+    const eventId = await emit(env.deps, { orgId });
+    const t = performance.now();
+    await drain(env.deps, { client });
+    const took = performance.now() - t;
+    const d = await deliveryFor(env.db, sub.subscriptionId, eventId);
+    return { d, attempts: await attemptsOf(env.db, d.id), took };
+  } finally {
+    await client.close();
+  }
 }
 
 test(`on ${engine}, a receiver hanging past the time-out is a transient failure (timeout) retried in 2 min`, async () => {
@@ -85,11 +87,11 @@ test('a receiver streaming an endless 200 body is delivered promptly with a 1 Ki
 });
 
 test('with private targets refused, a subscription pointing at 127.0.0.1 is refused at every attempt and nothing is sent', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url.replace('http:', 'https:') });
   const eventId = await emit(env.deps, { orgId });
   rx.requests.length = 0;
-  await worker(env.deps).drain();
+  await drain(env.deps);
   const d = await deliveryFor(env.db, sub.subscriptionId, eventId);
   assert.equal(d.status, 'pending');
   assert.equal(d.reason, 'blocked_address');
@@ -97,11 +99,11 @@ test('with private targets refused, a subscription pointing at 127.0.0.1 is refu
   assert.equal(rx.requests.length, 0);
 });
 
-test('with private targets refused, a host name that resolves to 127.0.0.1 is blocked too', async () => {
+test('with private targets refused, a host name that resolves to 127.0.0.1 is blocked too', async (t) => {
   const toLoopback: LookupFunction = (_h, _o, cb) =>
     (cb as (e: null, a: LookupAddress[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
   const port = new URL(rx.url).port;
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, {
     orgId,
     url: `https://hooks.customer.example:${port}/hooks`,
@@ -109,22 +111,24 @@ test('with private targets refused, a host name that resolves to 127.0.0.1 is bl
   const eventId = await emit(env.deps, { orgId });
   rx.requests.length = 0;
   const client = createWebhookClient({ allowPrivateTargets: false, lookup: toLoopback });
-  await worker(env.deps, { client }).drain();
-  await client.close();
+  t.after(() => client.close());
+  await drain(env.deps, { client });
   const d = await deliveryFor(env.db, sub.subscriptionId, eventId);
   assert.equal(d.reason, 'blocked_address');
   assert.equal(rx.requests.length, 0);
 });
 
-test('a subscription without a usable signing secret is never sent unsigned', async () => {
-  const { orgId } = await newOrg(env.db);
+test('a subscription without a usable signing secret is never sent unsigned', async (t) => {
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   await env.db.query(`UPDATE webhook_secrets SET status = 'retired' WHERE subscription_id = $1`, [
     sub.subscriptionId,
   ]);
   const eventId = await emit(env.deps, { orgId });
   rx.requests.length = 0;
-  await worker(env.deps, { client: loopbackAllowed() }).drain();
+  const client = loopbackAllowed();
+  t.after(() => client.close());
+  await drain(env.deps, { client });
   const d = await deliveryFor(env.db, sub.subscriptionId, eventId);
   assert.equal(d.status, 'pending');
   assert.equal(d.reason, 'no_signing_secret');

@@ -8,7 +8,7 @@ import {
   SNIPPET_BYTES,
   sanitizeSnippet,
 } from '../../src/webhooks/http-client.ts';
-import { type Receiver, startReceiver } from './engine-helpers.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 
 let rx: Receiver;
 let port: number;
@@ -59,17 +59,18 @@ after(async () => {
 const url = (path: string) => `http://127.0.0.1:${port}${path}`;
 const headers = { 'content-type': 'application/json' };
 
-test('a 2xx reply comes back as a response with its status and body snippet', async () => {
+test('a 2xx reply comes back as a response with its status and body snippet', async (t) => {
   const c = createWebhookClient({ allowPrivateTargets: true });
+  t.after(() => c.close());
   const r = await c.post(url('/201'), '{}', headers);
   assert.equal(r.kind, 'response');
   assert.equal(r.kind === 'response' && r.status, 201);
   assert.equal(r.kind === 'response' && r.snippet, 'fine');
-  await c.close();
 });
 
-test('a 302 is returned as it is and its Location is never requested', async () => {
+test('a 302 is returned as it is and its Location is never requested', async (t) => {
   const c = createWebhookClient({ allowPrivateTargets: true });
+  t.after(() => c.close());
   rx.requests.length = 0;
   const r = await c.post(url('/redirect'), '{}', headers);
   assert.equal(r.kind === 'response' && r.status, 302);
@@ -77,36 +78,36 @@ test('a 302 is returned as it is and its Location is never requested', async () 
     rx.requests.map((q) => q.url),
     ['/redirect'],
   );
-  await c.close();
 });
 
-test('a receiver that never answers fails with errorClass timeout after the time-out', async () => {
+test('a receiver that never answers fails with errorClass timeout after the time-out', async (ctx) => {
   const c = createWebhookClient({ allowPrivateTargets: true, timeoutMs: 300 });
+  ctx.after(() => c.close());
   const t = performance.now();
   const r = await c.post(url('/hang'), '{}', headers);
   const took = performance.now() - t;
   assert.equal(r.kind, 'error');
   assert.equal(r.kind === 'error' && r.errorClass, 'timeout');
   assert.ok(took >= 290 && took < 2000, `took ${took} ms`);
-  await c.close();
 });
 
-test('a receiver that resets the connection fails with errorClass connection', async () => {
+test('a receiver that resets the connection fails with errorClass connection', async (t) => {
   const c = createWebhookClient({ allowPrivateTargets: true });
+  t.after(() => c.close());
   const r = await c.post(url('/reset'), '{}', headers);
   assert.equal(r.kind === 'error' && r.errorClass, 'connection');
-  await c.close();
 });
 
-test('a closed port fails with errorClass connection', async () => {
+test('a closed port fails with errorClass connection', async (t) => {
   const c = createWebhookClient({ allowPrivateTargets: true });
+  t.after(() => c.close());
   const r = await c.post('http://127.0.0.1:1/x', '{}', headers);
   assert.equal(r.kind === 'error' && r.errorClass, 'connection');
-  await c.close();
 });
 
-test('a streamed huge body is cut after the cap: only a 1 KiB prefix is kept and the attempt ends promptly', async () => {
+test('a streamed huge body is cut after the cap: only a 1 KiB prefix is kept and the attempt ends promptly', async (ctx) => {
   const c = createWebhookClient({ allowPrivateTargets: true, timeoutMs: 5000 });
+  ctx.after(() => c.close());
   const t = performance.now();
   const r = await c.post(url('/huge'), '{}', headers);
   const took = performance.now() - t;
@@ -120,24 +121,23 @@ test('a streamed huge body is cut after the cap: only a 1 KiB prefix is kept and
     `receiver could write only ${hugeBytesSent} bytes before we hung up`,
   );
   assert.ok(MAX_RESPONSE_BYTES === 64 * 1024);
-  await c.close();
 });
 
-test('control characters in a reply are replaced in the snippet', async () => {
+test('control characters in a reply are replaced in the snippet', async (t) => {
   const c = createWebhookClient({ allowPrivateTargets: true });
+  t.after(() => c.close());
   const r = await c.post(url('/binary'), '{}', headers);
   assert.equal(r.kind === 'response' && r.snippet, 'hi  \u0020\nA');
   assert.equal(sanitizeSnippet(Buffer.from('é'.repeat(600))).length <= SNIPPET_BYTES, true);
-  await c.close();
 });
 
-test('127.0.0.1 is refused with errorClass blocked_address when private targets are not allowed, before any request', async () => {
+test('127.0.0.1 is refused with errorClass blocked_address when private targets are not allowed, before any request', async (t) => {
   const c = createWebhookClient({ allowPrivateTargets: false });
+  t.after(() => c.close());
   rx.requests.length = 0;
   const r = await c.post(url('/200').replace('http:', 'https:'), '{}', headers);
   assert.equal(r.kind === 'error' && r.errorClass, 'blocked_address');
   assert.equal(rx.requests.length, 0);
-  await c.close();
 });
 
 const resolvesTo =
@@ -145,8 +145,9 @@ const resolvesTo =
   (_host, _opts, cb) =>
     (cb as (e: null, a: LookupAddress[]) => void)(null, [{ address, family }]);
 
-test('a host name that resolves to 127.0.0.1 is refused at connect time', async () => {
+test('a host name that resolves to 127.0.0.1 is refused at connect time', async (t) => {
   const c = createWebhookClient({ allowPrivateTargets: false, lookup: resolvesTo('127.0.0.1') });
+  t.after(() => c.close());
   rx.requests.length = 0;
   const r = await c.post(`https://receiver.example.com:${port}/200`, '{}', headers);
   assert.equal(r.kind === 'error' && r.errorClass, 'blocked_address');
@@ -156,7 +157,6 @@ test('a host name that resolves to 127.0.0.1 is refused at connect time', async 
     'the resolved address is not revealed',
   );
   assert.equal(rx.requests.length, 0);
-  await c.close();
 });
 
 test('a host name resolving to the cloud metadata address or a mapped IPv6 loopback is refused', async () => {
@@ -171,44 +171,44 @@ test('a host name resolving to the cloud metadata address or a mapped IPv6 loopb
   }
 });
 
-test('with private targets allowed, a name resolving to 127.0.0.1 is delivered to', async () => {
+test('with private targets allowed, a name resolving to 127.0.0.1 is delivered to', async (t) => {
   const c = createWebhookClient({ allowPrivateTargets: true, lookup: resolvesTo('127.0.0.1') });
+  t.after(() => c.close());
   const r = await c.post(`http://receiver.example.com:${port}/200`, '{}', headers);
   assert.equal(r.kind === 'response' && r.status, 200);
-  await c.close();
 });
 
-test('a name that does not resolve fails with errorClass dns', async () => {
+test('a name that does not resolve fails with errorClass dns', async (t) => {
   const failing: LookupFunction = (_h, _o, cb) =>
     cb(Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.invalid'), { code: 'ENOTFOUND' }), '');
   const c = createWebhookClient({ allowPrivateTargets: false, lookup: failing });
+  t.after(() => c.close());
   const r = await c.post('https://nowhere.invalid/x', '{}', headers);
   assert.equal(r.kind === 'error' && r.errorClass, 'dns');
-  await c.close();
 });
 
-test('plain http is refused with errorClass invalid_url when private targets are not allowed', async () => {
+test('plain http is refused with errorClass invalid_url when private targets are not allowed', async (t) => {
   const c = createWebhookClient({ allowPrivateTargets: false });
+  t.after(() => c.close());
   const r = await c.post('http://receiver.example.com/x', '{}', headers);
   assert.equal(r.kind === 'error' && r.errorClass, 'invalid_url');
-  await c.close();
 });
 
-test('a TLS handshake with a plain-http port fails with errorClass tls or connection, never a response', async () => {
+test('a TLS handshake with a plain-http port fails with errorClass tls or connection, never a response', async (t) => {
   const c = createWebhookClient({ allowPrivateTargets: true, timeoutMs: 2000 });
+  t.after(() => c.close());
   const r = await c.post(`https://127.0.0.1:${port}/200`, '{}', headers);
   assert.equal(r.kind, 'error');
   assert.ok(r.kind === 'error' && ['tls', 'connection'].includes(r.errorClass), JSON.stringify(r));
-  await c.close();
 });
 
-test('connections are kept alive and reused across posts', async () => {
+test('connections are kept alive and reused across posts', async (t) => {
   const c = createWebhookClient({ allowPrivateTargets: true });
+  t.after(() => c.close());
   const sockets = new Set<unknown>();
   const onConn = (s: unknown) => sockets.add(s);
   rx.server.on('connection', onConn);
   for (let i = 0; i < 5; i++) await c.post(url('/200'), '{}', headers);
   rx.server.off('connection', onConn);
   assert.equal(sockets.size, 1);
-  await c.close();
 });

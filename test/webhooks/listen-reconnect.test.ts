@@ -3,17 +3,10 @@ import { after, before, test } from 'node:test';
 import type { Db } from '../../src/db/types.ts';
 import { DELIVERY_CHANNEL } from '../../src/webhooks/worker.ts';
 import { engine } from '../helpers/db.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
 import { sleep, terminateListener, until, waitForResubscribe } from '../helpers/listen.ts';
-import {
-  createEnv,
-  type Env,
-  emit,
-  insertSubscription,
-  newOrg,
-  type Receiver,
-  startReceiver,
-  worker,
-} from './engine-helpers.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
+import { createEnv, type Env, emit, insertSubscription, worker } from '../helpers/webhooks.ts';
 
 const skip =
   engine === 'pglite' ? 'needs PostgreSQL (TEST_DATABASE_URL): PGlite has no LISTEN connection' : false;
@@ -33,7 +26,7 @@ after(async () => {
 test('after a PostgreSQL restart of its LISTEN connection, the worker is woken by the next notification', {
   skip,
 }, async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   await insertSubscription(env.deps, { orgId, url: rx.url });
   // Counts the notifications and reconnections the worker's listener sees.
   let notifications = 0;

@@ -1,15 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { ADMIN_TOKEN, createHarness, type Harness } from '../helpers/harness.ts';
-import {
-  emit,
-  insertSubscription,
-  newOrg,
-  type Receiver,
-  startReceiver,
-  status,
-  worker,
-} from './engine-helpers.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { createHarness, type Harness } from '../helpers/harness.ts';
+import { adminHeaders } from '../helpers/http.ts';
+import { type Receiver, startReceiver, status } from '../helpers/receiver.ts';
+import { drain, emit, insertSubscription } from '../helpers/webhooks.ts';
 
 let h: Harness;
 let ok: Receiver;
@@ -20,13 +15,12 @@ before(async () => {
   failing = await startReceiver(status(503));
 });
 after(async () => {
-  await ok.close();
-  await failing.close();
-  await h.close();
+  await ok?.close();
+  await failing?.close();
+  await h?.close();
 });
 
-const scrape = () =>
-  h.operator.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+const scrape = () => h.operator.inject({ method: 'GET', url: '/metrics', headers: adminHeaders });
 
 test('GET /metrics without the operator token answers 401', async () => {
   const r = await h.operator.inject({ method: 'GET', url: '/metrics' });
@@ -35,13 +29,13 @@ test('GET /metrics without the operator token answers 401', async () => {
 });
 
 test('GET /metrics reports queue depth, attempts by outcome and delivery latency in the Prometheus text format', async () => {
-  const { orgId } = await newOrg(h.db);
+  const { orgId } = await insertOrg(h.db);
   await insertSubscription(h.deps, { orgId, url: ok.url });
   await insertSubscription(h.deps, { orgId, url: failing.url });
   await insertSubscription(h.deps, { orgId, url: ok.url, state: 'paused' });
   await emit(h.deps, { orgId, at: new Date(h.clock.now().getTime() - 40) });
   await emit(h.deps, { orgId, at: new Date(h.clock.now().getTime() - 3000) });
-  await worker(h.deps).drain();
+  await drain(h.deps);
 
   const r = await scrape();
   assert.equal(r.statusCode, 200);

@@ -2,17 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { newId } from '../../src/ids.ts';
 import { engine } from '../helpers/db.ts';
-import {
-  createEnv,
-  type Env,
-  emit,
-  insertSubscription,
-  newOrg,
-  type Receiver,
-  startReceiver,
-  status,
-  worker,
-} from './engine-helpers.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { type Receiver, startReceiver, status } from '../helpers/receiver.ts';
+import { createEnv, drain, type Env, emit, insertSubscription } from '../helpers/webhooks.ts';
 
 let env: Env;
 let ok: Receiver;
@@ -23,9 +15,9 @@ before(async () => {
   failing = await startReceiver(status(500));
 });
 after(async () => {
-  await ok.close();
-  await failing.close();
-  await env.close();
+  await ok?.close();
+  await failing?.close();
+  await env?.close();
 });
 
 async function reach(callId: string): Promise<string[]> {
@@ -45,7 +37,7 @@ async function recipients(eventId: string): Promise<string[]> {
 }
 
 test(`on ${engine}, deletion events go only to the subscriptions that successfully received that call's content`, async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const received = await insertSubscription(env.deps, { orgId, url: ok.url });
   const failed = await insertSubscription(env.deps, { orgId, url: failing.url });
   const contactsOnly = await insertSubscription(env.deps, {
@@ -55,7 +47,7 @@ test(`on ${engine}, deletion events go only to the subscriptions that successful
   });
   const callId = newId();
   await emit(env.deps, { orgId, eventType: 'call.completed', callId });
-  await worker(env.deps).drain();
+  await drain(env.deps);
   assert.deepEqual(await reach(callId), [received.subscriptionId]);
 
   const later = await insertSubscription(env.deps, { orgId, url: ok.url });
@@ -69,7 +61,7 @@ test(`on ${engine}, deletion events go only to the subscriptions that successful
 });
 
 test('a delivered deletion event or contact event records no reach', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   await insertSubscription(env.deps, { orgId, url: ok.url });
   const callId = newId();
   await env.db.query(
@@ -81,17 +73,17 @@ test('a delivered deletion event or contact event records no reach', async () =>
   const otherCall = newId();
   await emit(env.deps, { orgId, eventType: 'call.recording.deleted', callId: otherCall });
   await emit(env.deps, { orgId, eventType: 'contact.created', callId: null });
-  await worker(env.deps).drain();
+  await drain(env.deps);
   assert.deepEqual(await reach(otherCall), []);
 });
 
 test('every call event other than deletions records reach on a 2xx', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: ok.url });
   for (const type of ['call.transcribed', 'call.recording.ready', 'call.failed', 'call.tracker.matched']) {
     const callId = newId();
     await emit(env.deps, { orgId, eventType: type, callId });
-    await worker(env.deps).drain();
+    await drain(env.deps);
     assert.deepEqual(await reach(callId), [sub.subscriptionId], type);
   }
 });

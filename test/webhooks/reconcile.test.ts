@@ -4,18 +4,17 @@ import { newId } from '../../src/ids.ts';
 import { emitEvent } from '../../src/webhooks/outbox.ts';
 import { reconcileDeliveries } from '../../src/webhooks/reconcile.ts';
 import { engine } from '../helpers/db.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import {
   createEnv,
   deliveryFor,
+  drain,
   type Env,
   emit,
   HOUR,
   insertSubscription,
-  newOrg,
-  type Receiver,
-  startReceiver,
-  worker,
-} from './engine-helpers.ts';
+} from '../helpers/webhooks.ts';
 
 let env: Env;
 let rx: Receiver;
@@ -24,8 +23,8 @@ before(async () => {
   rx = await startReceiver();
 });
 after(async () => {
-  await rx.close();
-  await env.close();
+  await rx?.close();
+  await env?.close();
 });
 
 async function countDeliveries(subscriptionId: string): Promise<number> {
@@ -55,7 +54,7 @@ async function eventMissedBy(
 }
 
 test(`on ${engine}, reconciliation inserts the delivery a concurrent activation missed, once, and the worker delivers it`, async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await eventMissedBy(orgId, sub.subscriptionId, new Date(env.clock.now().getTime() - HOUR));
   assert.equal(await countDeliveries(sub.subscriptionId), 0);
@@ -72,13 +71,13 @@ test(`on ${engine}, reconciliation inserts the delivery a concurrent activation 
   assert.equal(await countDeliveries(sub.subscriptionId), 1);
 
   rx.requests.length = 0;
-  await worker(env.deps).drain();
+  await drain(env.deps);
   assert.equal(rx.requests.length, 1);
   assert.equal(rx.requests[0].headers['service-event-id'], eventId);
 });
 
 test('events older than the window are not reconciled', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   await eventMissedBy(orgId, sub.subscriptionId, new Date(env.clock.now().getTime() - 73 * HOUR));
   assert.equal((await reconcileDeliveries(env.deps)).deliveriesCreated, 0);
@@ -86,7 +85,7 @@ test('events older than the window are not reconciled', async () => {
 });
 
 test('an event created before the subscription was verified is not delivered to it', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url, state: 'inactive' });
   await emit(env.deps, { orgId, at: new Date(env.clock.now().getTime() - 2 * HOUR) });
   await env.db.query(
@@ -98,14 +97,14 @@ test('an event created before the subscription was verified is not delivered to 
 });
 
 test('a missed event of a type the subscription did not select is not reconciled', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url, eventTypes: ['contact.created'] });
   await eventMissedBy(orgId, sub.subscriptionId, new Date(env.clock.now().getTime() - HOUR));
   assert.equal((await reconcileDeliveries(env.deps)).deliveriesCreated, 0);
 });
 
 test('a missed deletion event is reconciled only to a subscription that received the call', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const reached = await insertSubscription(env.deps, { orgId, url: rx.url });
   const callId = newId();
   await env.db.query(
@@ -126,7 +125,7 @@ test('a missed deletion event is reconciled only to a subscription that received
 });
 
 test('a webhook.test event is never reconciled to other subscriptions', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   await env.db.transaction((tx) =>
     emitEvent(tx, {
@@ -144,7 +143,7 @@ test('a webhook.test event is never reconciled to other subscriptions', async ()
 });
 
 test('a pending delivery held although its subscription is active is released, and one of a paused subscription held', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const active = await insertSubscription(env.deps, { orgId, url: rx.url });
   const paused = await insertSubscription(env.deps, { orgId, url: rx.url, state: 'paused' });
   const eventId = await emit(env.deps, { orgId });
@@ -158,7 +157,7 @@ test('a pending delivery held although its subscription is active is released, a
 });
 
 test('pending deliveries of a deleted subscription end skipped with reason subscription_deleted', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId });
   await env.db.query('UPDATE webhook_subscriptions SET deleted_at = $2 WHERE id = $1', [

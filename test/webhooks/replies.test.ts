@@ -1,20 +1,20 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { engine } from '../helpers/db.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import {
   attemptsOf,
   createEnv,
   deliveryFor,
+  drain,
   type Env,
   emit,
   insertSubscription,
   MIN,
-  newOrg,
-  type Receiver,
-  startReceiver,
   subscriptionRow,
   worker,
-} from './engine-helpers.ts';
+} from '../helpers/webhooks.ts';
 
 let env: Env;
 let rx: Receiver;
@@ -28,18 +28,18 @@ before(async () => {
     if (code >= 300 && code < 400) res.setHeader('location', '/redirected');
     res.end(code === 204 ? undefined : `reply ${code}`);
   });
-  ({ orgId } = await newOrg(env.db));
+  ({ orgId } = await insertOrg(env.db));
 });
 after(async () => {
-  await rx.close();
-  await env.close();
+  await rx?.close();
+  await env?.close();
 });
 
 async function deliverOnce(code: number) {
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url.replace('/hooks', `/s/${code}`) });
   const eventId = await emit(env.deps, { orgId });
   // Other subscriptions of this organization get the event too; only this one's row matters.
-  await worker(env.deps).drain();
+  await drain(env.deps);
   return {
     sub,
     delivery: await deliveryFor(env.db, sub.subscriptionId, eventId),
@@ -101,7 +101,7 @@ test('a 410 twice in a row pauses the subscription, and the delivery waits inste
   const { sub, delivery } = await deliverOnce(410);
   assert.equal((await subscriptionRow(env.db, sub.subscriptionId)).consecutive_gone, 1);
   env.clock.advance(2 * MIN);
-  await worker(env.deps).drain();
+  await drain(env.deps);
   const d = await env.db.query<{ status: string; attempts: number; held: boolean; reason: string }>(
     'SELECT status, attempts, held, reason FROM webhook_deliveries WHERE id = $1',
     [delivery.id],
@@ -113,10 +113,11 @@ test('a 410 twice in a row pauses the subscription, and the delivery waits inste
   assert.equal(s.consecutive_gone, 0, 'a pause resets the counters');
 });
 
-test('a 410, then a 500, then a 410 is not two consecutive 410 and does not pause', async () => {
+test('a 410, then a 500, then a 410 is not two consecutive 410 and does not pause', async (t) => {
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url.replace('/hooks', '/s/410') });
   const eventId = await emit(env.deps, { orgId, eventType: 'contact.created', callId: null });
   const w = worker(env.deps);
+  t.after(() => w.stop());
   await w.drain();
   await env.db.query('UPDATE webhook_subscriptions SET url = $2 WHERE id = $1', [
     sub.subscriptionId,

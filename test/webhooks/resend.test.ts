@@ -1,15 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { DAY, HOUR } from '../../src/clock.ts';
-import {
-  type ConsoleClient,
-  insertDelivery,
-  insertSubscription,
-  login,
-  orgWithLogin,
-  passwordHash,
-} from '../console/helpers.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { insertDelivery, insertSubscription } from '../helpers/webhooks.ts';
 
 let h: Harness;
 let c: ConsoleClient;
@@ -40,7 +34,7 @@ const row = async (id: string) =>
   ).rows[0]!;
 
 test('resending a dead-lettered delivery answers 202 and resets the same row with the same event_id', async () => {
-  const sub = await insertSubscription(h.db, { orgId: c.orgId, at: h.clock.now() });
+  const { subscriptionId: sub } = await insertSubscription(h.deps, { orgId: c.orgId, at: h.clock.now() });
   const d = await insertDelivery(h.db, {
     orgId: c.orgId,
     subscriptionId: sub,
@@ -71,7 +65,7 @@ test('resending a dead-lettered delivery answers 202 and resets the same row wit
 });
 
 test('resending a skipped delivery answers 202', async () => {
-  const sub = await insertSubscription(h.db, { orgId: c.orgId, at: h.clock.now() });
+  const { subscriptionId: sub } = await insertSubscription(h.deps, { orgId: c.orgId, at: h.clock.now() });
   const d = await insertDelivery(h.db, {
     orgId: c.orgId,
     subscriptionId: sub,
@@ -85,7 +79,7 @@ test('resending a skipped delivery answers 202', async () => {
 
 for (const status of ['pending', 'delivered'] as const) {
   test(`resending a ${status} delivery answers 409 CONFLICT and changes nothing`, async () => {
-    const sub = await insertSubscription(h.db, { orgId: c.orgId, at: h.clock.now() });
+    const { subscriptionId: sub } = await insertSubscription(h.deps, { orgId: c.orgId, at: h.clock.now() });
     const d = await insertDelivery(h.db, {
       orgId: c.orgId,
       subscriptionId: sub,
@@ -102,7 +96,7 @@ for (const status of ['pending', 'delivered'] as const) {
 }
 
 test('a resend for a paused subscription is queued but held, and the answer says it waits for re-verification', async () => {
-  const sub = await insertSubscription(h.db, {
+  const { subscriptionId: sub } = await insertSubscription(h.deps, {
     orgId: c.orgId,
     state: 'paused',
     pausedReason: 'receiver_rejected',
@@ -125,7 +119,7 @@ test('a resend for a paused subscription is queued but held, and the answer says
 
 test("another organization's delivery answers 404 NOT_FOUND", async () => {
   const other = await orgWithLogin(h.db, hash);
-  const sub = await insertSubscription(h.db, { orgId: other.orgId, at: h.clock.now() });
+  const { subscriptionId: sub } = await insertSubscription(h.deps, { orgId: other.orgId, at: h.clock.now() });
   const d = await insertDelivery(h.db, {
     orgId: other.orgId,
     subscriptionId: sub,
@@ -139,7 +133,7 @@ test("another organization's delivery answers 404 NOT_FOUND", async () => {
 });
 
 test('bulk resend: a dry run counts, the real run re-queues exactly those and answers 202', async () => {
-  const sub = await insertSubscription(h.db, { orgId: c.orgId, at: h.clock.now() });
+  const { subscriptionId: sub } = await insertSubscription(h.deps, { orgId: c.orgId, at: h.clock.now() });
   const base = new Date('2026-06-10T00:00:00.000Z');
   const at = (hours: number) => new Date(base.getTime() + hours * HOUR);
   const mk = (status: 'dead_lettered' | 'skipped' | 'delivered' | 'pending', hours: number) =>
@@ -171,7 +165,7 @@ test('bulk resend: a dry run counts, the real run re-queues exactly those and an
 });
 
 test('bulk resend refuses a window longer than 30 days, an inverted window and unknown statuses with 400', async () => {
-  const sub = await insertSubscription(h.db, { orgId: c.orgId, at: h.clock.now() });
+  const { subscriptionId: sub } = await insertSubscription(h.deps, { orgId: c.orgId, at: h.clock.now() });
   const url = `/app/api/webhook-subscriptions/${sub}/deliveries/resend`;
   const long = await c.post(url, { from: '2026-05-01T00:00:00Z', to: '2026-06-01T00:00:01Z' });
   assert.equal(long.status, 400);
@@ -192,7 +186,7 @@ test('bulk resend refuses a window longer than 30 days, an inverted window and u
 
 test("bulk resend on another organization's subscription answers 404", async () => {
   const other = await orgWithLogin(h.db, hash);
-  const sub = await insertSubscription(h.db, { orgId: other.orgId, at: h.clock.now() });
+  const { subscriptionId: sub } = await insertSubscription(h.deps, { orgId: other.orgId, at: h.clock.now() });
   const res = await c.post(`/app/api/webhook-subscriptions/${sub}/deliveries/resend`, {
     from: '2026-06-01T00:00:00Z',
     to: '2026-06-02T00:00:00Z',

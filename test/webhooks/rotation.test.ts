@@ -3,16 +3,10 @@ import { after, before, test } from 'node:test';
 import { HOUR, MINUTE } from '../../src/clock.ts';
 import { expirePendingRotations } from '../../src/webhooks/rotation.ts';
 import { decryptSecret } from '../../src/webhooks/secret-box.ts';
-import {
-  type ConsoleClient,
-  insertDelivery,
-  login,
-  orgWithLogin,
-  passwordHash,
-  type Receiver,
-  startReceiver,
-} from '../console/helpers.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
+import { insertDelivery } from '../helpers/webhooks.ts';
 
 let h: Harness;
 let c: ConsoleClient;
@@ -32,8 +26,8 @@ before(async () => {
   r = await startReceiver();
 });
 after(async () => {
-  await r.close();
-  await h.close();
+  await r?.close();
+  await h?.close();
 });
 
 async function subscription(): Promise<{ id: string; secret: string }> {
@@ -273,4 +267,33 @@ test('emergency: true must be a boolean: 400', async () => {
   const res = await c.post(`/app/api/webhook-subscriptions/${sub.id}/rotations`, { emergency: 'yes' });
   assert.equal(res.status, 400);
   assert.match(res.json.error.message, /emergency/);
+});
+
+test('the old secret is still retiring at activation + 59:59 and retired at + 1 h', async () => {
+  const sub = await subscription();
+  h.clock.advance(1000);
+  const rot = await c.post(`/app/api/webhook-subscriptions/${sub.id}/rotations`, {});
+  const act = await c.post(
+    `/app/api/webhook-subscriptions/${sub.id}/rotations/${rot.json.rotation_id}/activate`,
+  );
+  assert.equal(act.status, 200);
+  const activatedAt = h.clock.now().getTime();
+  const oldStatus = async () => (await secrets(sub.id)).find((s) => s.kind === 'initial')?.status;
+
+  h.clock.set(new Date(activatedAt + HOUR - 1000));
+  await expirePendingRotations(h.deps);
+  assert.equal(await oldStatus(), 'retiring', 'at 59:59 the receiver may still see the old secret');
+  c = await login(h, email);
+  const listed = await c.get(`/app/api/webhook-subscriptions/${sub.id}/rotations`);
+  assert.deepEqual(
+    listed.json.items.map((s: { status: string; kind: string }) => [s.status, s.kind]),
+    [
+      ['active', 'standard'],
+      ['retiring', 'initial'],
+    ],
+  );
+
+  h.clock.set(new Date(activatedAt + HOUR));
+  await expirePendingRotations(h.deps);
+  assert.equal(await oldStatus(), 'retired');
 });

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { verifyWebhook } from '../../sdk/src/webhooks/verify.ts';
 import { engine } from '../helpers/db.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { type Receiver, startReceiver, status } from '../helpers/receiver.ts';
 import {
   attemptsOf,
   createEnv,
@@ -11,12 +13,8 @@ import {
   HOUR,
   insertSubscription,
   MIN,
-  newOrg,
-  type Receiver,
-  startReceiver,
-  status,
   worker,
-} from './engine-helpers.ts';
+} from '../helpers/webhooks.ts';
 
 let env: Env;
 let rx: Receiver;
@@ -25,16 +23,17 @@ before(async () => {
   rx = await startReceiver(status(503, 'busy'));
 });
 after(async () => {
-  await rx.close();
-  await env.close();
+  await rx?.close();
+  await env?.close();
 });
 
-test(`on ${engine}, a failing delivery is retried after exactly 2 min and 5 min, then 30 min and 2 h plus at most 10 % jitter, and dead-lettered after the fifth failure`, async () => {
-  const { orgId } = await newOrg(env.db);
+test(`on ${engine}, a failing delivery is retried after exactly 2 min and 5 min, then 30 min and 2 h plus at most 10 % jitter, and dead-lettered after the fifth failure`, async (t) => {
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId });
   const jitter = [0.999999, 0.999999];
   const w = worker(env.deps, { random: () => jitter.shift() ?? 0 });
+  t.after(() => w.stop());
   const t0 = env.clock.now().getTime();
 
   assert.equal(await w.runOnce(), 1);
@@ -86,14 +85,14 @@ test(`on ${engine}, a failing delivery is retried after exactly 2 min and 5 min,
     ]),
     [1, 2, 3, 4, 5].map((n) => [n, 503, null, 'busy', sub.secretId]),
   );
-  await w.stop();
 });
 
-test('with the jitter source at 0 the 30 min and 2 h retries come exactly on time, never earlier', async () => {
-  const { orgId } = await newOrg(env.db);
+test('with the jitter source at 0 the 30 min and 2 h retries come exactly on time, never earlier', async (t) => {
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId });
   const w = worker(env.deps, { random: () => 0 });
+  t.after(() => w.stop());
   const expected = [2 * MIN, 5 * MIN, 30 * MIN, 2 * HOUR];
   for (const delay of expected) {
     await w.runOnce();
@@ -101,17 +100,17 @@ test('with the jitter source at 0 the 30 min and 2 h retries come exactly on tim
     assert.equal(d.next_attempt_at.getTime() - env.clock.now().getTime(), delay);
     env.clock.set(d.next_attempt_at);
   }
-  await w.stop();
 });
 
-test('every attempt sends the stored body byte for byte, signed with a fresh timestamp that verifies', async () => {
-  const { orgId } = await newOrg(env.db);
+test('every attempt sends the stored body byte for byte, signed with a fresh timestamp that verifies', async (ctx) => {
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId });
   const { rows } = await env.db.query<{ body: string }>('SELECT body FROM events WHERE id = $1', [eventId]);
   const stored = rows[0].body;
   rx.requests.length = 0;
   const w = worker(env.deps);
+  ctx.after(() => w.stop());
   await w.runOnce();
   env.clock.advance(2 * MIN);
   await w.runOnce();
@@ -132,5 +131,4 @@ test('every attempt sends the stored body byte for byte, signed with a fresh tim
     attempts.map((x) => Number(x.signature_timestamp)),
     [Number(ta), Number(tb)],
   );
-  await w.stop();
 });

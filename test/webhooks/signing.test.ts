@@ -7,18 +7,17 @@ import { newId } from '../../src/ids.ts';
 import { encryptSecret } from '../../src/webhooks/secret-box.ts';
 import { signatureHeader } from '../../src/webhooks/signing.ts';
 import { engine } from '../helpers/db.ts';
+import { insertOrg } from '../helpers/fixtures.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import {
   attemptsOf,
   createEnv,
   deliveryFor,
+  drain,
   type Env,
   emit,
   insertSubscription,
-  newOrg,
-  type Receiver,
-  startReceiver,
-  worker,
-} from './engine-helpers.ts';
+} from '../helpers/webhooks.ts';
 
 let env: Env;
 let rx: Receiver;
@@ -27,8 +26,8 @@ before(async () => {
   rx = await startReceiver();
 });
 after(async () => {
-  await rx.close();
-  await env.close();
+  await rx?.close();
+  await env?.close();
 });
 
 test('signatureHeader is t=<seconds>,v1=<HMAC-SHA256 hex of "<t>.<body>">', () => {
@@ -39,11 +38,11 @@ test('signatureHeader is t=<seconds>,v1=<HMAC-SHA256 hex of "<t>.<body>">', () =
 });
 
 test(`on ${engine}, a delivery carries exactly content-type, service-signature, service-event-id and service-event-type`, async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId, eventType: 'call.transcribed' });
   rx.requests.length = 0;
-  await worker(env.deps).drain();
+  await drain(env.deps);
   assert.equal(rx.requests.length, 1);
   const r = rx.requests[0];
   assert.equal(r.method, 'POST');
@@ -73,11 +72,11 @@ test(`on ${engine}, a delivery carries exactly content-type, service-signature, 
 
 test('the SDK verifier and the official stripe package both accept a delivery as received', async () => {
   env.clock.set(new Date());
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId });
   rx.requests.length = 0;
-  await worker(env.deps).drain();
+  await drain(env.deps);
   const r = rx.requests[0];
   const event = verifyWebhook(r.body, r.headers, sub.secret, { now: () => env.clock.now().getTime() });
   assert.equal(event.event_id, eventId);
@@ -96,7 +95,7 @@ test('the SDK verifier and the official stripe package both accept a delivery as
 });
 
 test('a rotation test delivery is signed with its own secret and carries service-secret-rotation-id', async () => {
-  const { orgId } = await newOrg(env.db);
+  const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const pendingId = newId();
   const pendingSecret = 'whsec_pending_rotation_secret';
@@ -115,7 +114,7 @@ test('a rotation test delivery is signed with its own secret and carries service
   const d = await deliveryFor(env.db, sub.subscriptionId, eventId);
   await env.db.query('UPDATE webhook_deliveries SET secret_id = $2 WHERE id = $1', [d.id, pendingId]);
   rx.requests.length = 0;
-  await worker(env.deps).drain();
+  await drain(env.deps);
   const r = rx.requests[0];
   assert.equal(r.headers['service-secret-rotation-id'], pendingId);
   verifyWebhook(r.body, r.headers, pendingSecret, { now: () => env.clock.now().getTime() });

@@ -1,17 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { decryptSecret } from '../../src/webhooks/secret-box.ts';
-import {
-  type ConsoleClient,
-  echoChallenge,
-  insertDelivery,
-  login,
-  orgWithLogin,
-  passwordHash,
-  type Receiver,
-  receiverPool,
-} from '../console/helpers.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { echoChallenge, receiverPool } from '../helpers/receiver.ts';
+import { insertDelivery } from '../helpers/webhooks.ts';
 
 let h: Harness;
 let c: ConsoleClient;
@@ -26,8 +19,8 @@ before(async () => {
   c = await login(h, email);
 });
 after(async () => {
-  await receivers.closeAll();
-  await h.close();
+  await receivers?.closeAll();
+  await h?.close();
 });
 
 const create = (cl: ConsoleClient, body: Record<string, unknown>) =>

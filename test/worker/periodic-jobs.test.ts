@@ -15,7 +15,8 @@ import { startWorkers } from '../../src/worker.ts';
 import { engine } from '../helpers/db.ts';
 import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { insertSubscription, type Receiver, startReceiver } from '../webhooks/engine-helpers.ts';
+import { type Receiver, startReceiver } from '../helpers/receiver.ts';
+import { insertSubscription } from '../helpers/webhooks.ts';
 
 let h: Harness;
 let rx: Receiver;

@@ -1,26 +1,21 @@
 /**
- * Fixtures of the delivery-engine tests: a database + fake clock + Deps without the HTTP apps, real
- * loopback receivers (node:http on port 0), subscriptions with encrypted secrets, and events emitted
- * through the outbox exactly as the product does.
+ * Webhook fixtures: a database + fake clock + Deps without the HTTP apps (the delivery-engine tests),
+ * subscriptions with encrypted secrets, events emitted through the outbox exactly as the product
+ * does, deliveries inserted directly, and readers of the rows the engine writes.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { FakeClock } from '../../src/clock.ts';
-import { loadConfig } from '../../src/config.ts';
+import type { FakeClock } from '../../src/clock.ts';
 import type { Db, Queryable } from '../../src/db/types.ts';
 import type { Deps } from '../../src/deps.ts';
 import { newId } from '../../src/ids.ts';
-import { deriveKeys } from '../../src/keys.ts';
-import { createLogger } from '../../src/log.ts';
-import { fileBlobStore } from '../../src/recordings/store.ts';
 import { emitEvent } from '../../src/webhooks/outbox.ts';
 import { encryptSecret } from '../../src/webhooks/secret-box.ts';
 import { createDeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/worker.ts';
-import { createTestDb } from '../helpers/db.ts';
-import { insertOrg } from '../helpers/fixtures.ts';
+import { createTestDb } from './db.ts';
+import { testDeps } from './deps.ts';
 
-export const T0 = '2026-06-15T10:00:00.000Z';
+export const MIN = 60_000;
+export const HOUR = 60 * MIN;
 
 export interface Env {
   db: Db;
@@ -29,99 +24,62 @@ export interface Env {
   close(): Promise<void>;
 }
 
+/** One per test file: a migrated database and Deps (fake clock at T0, `env` over the test configuration). */
 export async function createEnv(env: Record<string, string> = {}): Promise<Env> {
   const db = await createTestDb();
-  const clock = new FakeClock(T0);
-  const config = loadConfig({
-    DATA_DIR: '/nonexistent-callcap-test',
-    PUBLIC_BASE_URL: 'https://calls.example.test',
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
-    LOG_LEVEL: 'silent',
-    ...env,
-  });
-  const deps: Deps = {
-    db,
-    clock,
-    config,
-    keys: deriveKeys(Buffer.alloc(32, 9)),
-    store: fileBlobStore('/nonexistent-callcap-test/recordings'),
-    log: createLogger('silent'),
-    adminToken: 'test-admin-token-0123456789',
-  };
-  return { db, clock, deps, close: () => db.close() };
+  const deps = testDeps(db, '/nonexistent-callcap-test', env);
+  return { db, clock: deps.clock, deps, close: () => db.close() };
 }
 
-/** A worker with deterministic jitter (random = 0.5) unless told otherwise. */
+/** A worker with deterministic jitter (random = 0.5) unless told otherwise. Stop it in `finally` / `after`. */
 export function worker(deps: Deps, opts: DeliveryWorkerOptions = {}) {
   return createDeliveryWorker(deps, { random: () => 0.5, timeoutMs: 2_000, ...opts });
 }
 
-export interface Received {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: string;
+/** A worker that makes every attempt due now and is stopped again, whatever happens; answers the attempt count. */
+export async function drain(deps: Deps, opts: DeliveryWorkerOptions = {}): Promise<number> {
+  const w = worker(deps, opts);
+  try {
+    return await w.drain();
+  } finally {
+    await w.stop();
+  }
 }
 
-export type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
-
-export interface Receiver {
-  url: string;
-  requests: Received[];
-  handle(h: Handler): void;
-  close(): Promise<void>;
-  server: Server;
-}
-
-/** A real receiver on 127.0.0.1: records every request, answers with the current handler (200 by default). */
-export async function startReceiver(initial: Handler = (_q, res) => res.end('ok')): Promise<Receiver> {
-  let handler = initial;
-  const requests: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      handler(req, res, body);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/hooks`,
-    requests,
-    server,
-    handle(h) {
-      handler = h;
-    },
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
-
-export const status =
-  (code: number, body = ''): Handler =>
-  (_q, res) => {
-    res.statusCode = code;
-    res.end(body);
-  };
-
+/**
+ * A subscription row inserted directly (no handshake), verified at `at`, with an active initial
+ * secret encrypted as the product stores it.
+ */
 export async function insertSubscription(
-  deps: Deps,
-  s: { orgId: string; url: string; state?: 'inactive' | 'active' | 'paused'; eventTypes?: string[] },
+  deps: Pick<Deps, 'db' | 'keys'>,
+  s: {
+    orgId: string;
+    url?: string;
+    state?: 'inactive' | 'active' | 'paused';
+    pausedReason?: string | null;
+    eventTypes?: string[];
+    at?: Date;
+  },
 ): Promise<{ subscriptionId: string; secretId: string; secret: string }> {
   const subscriptionId = newId();
   const secretId = newId();
   const secret = `whsec_${randomBytes(24).toString('base64url')}`;
-  const at = new Date('2026-06-01T00:00:00.000Z');
+  const at = s.at ?? new Date('2026-06-01T00:00:00.000Z');
+  const state = s.state ?? 'active';
   await deps.db.query(
-    `INSERT INTO webhook_subscriptions (id, organization_id, url, event_types, state, last_verified_at, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $6, $6)`,
-    [subscriptionId, s.orgId, s.url, s.eventTypes ?? [], s.state ?? 'active', at],
+    `INSERT INTO webhook_subscriptions (id, organization_id, url, event_types, state, paused_reason, paused_at,
+       last_verified_at, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $8)`,
+    [
+      subscriptionId,
+      s.orgId,
+      s.url ?? 'https://hooks.example.test/in',
+      s.eventTypes ?? [],
+      state,
+      s.pausedReason ?? null,
+      state === 'paused' ? at : null,
+      at,
+    ],
   );
   await deps.db.query(
     `INSERT INTO webhook_secrets (id, subscription_id, organization_id, ciphertext, status, kind, created_at, activated_at)
@@ -129,11 +87,6 @@ export async function insertSubscription(
     [secretId, subscriptionId, s.orgId, encryptSecret(deps.keys.secretEncryptionKey, secret), at],
   );
   return { subscriptionId, secretId, secret };
-}
-
-export async function newOrg(db: Queryable): Promise<{ orgId: string; ownerId: string; ownerEmail: string }> {
-  const { orgId, ownerId } = await insertOrg(db);
-  return { orgId, ownerId, ownerEmail: `owner-${orgId}@example.test` };
 }
 
 /** Emits an event through the transactional outbox; returns its id. */
@@ -214,5 +167,44 @@ export async function attemptsOf(db: Queryable, deliveryId: string) {
   return rows;
 }
 
-export const MIN = 60_000;
-export const HOUR = 60 * MIN;
+/** An event and one delivery of it, inserted directly (the delivery log, resend). */
+export async function insertDelivery(
+  db: Queryable,
+  d: {
+    orgId: string;
+    subscriptionId: string;
+    status?: 'pending' | 'delivered' | 'dead_lettered' | 'skipped';
+    createdAt: Date;
+    reason?: string | null;
+    attempts?: number;
+    eventType?: string;
+  },
+): Promise<{ deliveryId: string; eventId: string }> {
+  const eventId = newId();
+  const deliveryId = newId();
+  const eventType = d.eventType ?? 'call.completed';
+  await db.query(
+    `INSERT INTO events (id, organization_id, event_type, resource_id, call_id, body, created_at)
+     VALUES ($1, $2, $3, $4, $4, $5, $6)`,
+    [eventId, d.orgId, eventType, newId(), JSON.stringify({ event_id: eventId }), d.createdAt],
+  );
+  await db.query(
+    `INSERT INTO webhook_deliveries (id, organization_id, subscription_id, event_id, event_type, status, attempts,
+       next_attempt_at, reason, last_response_status, created_at, updated_at, delivered_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $8, $8, $11)`,
+    [
+      deliveryId,
+      d.orgId,
+      d.subscriptionId,
+      eventId,
+      eventType,
+      d.status ?? 'pending',
+      d.attempts ?? 0,
+      d.createdAt,
+      d.reason ?? null,
+      d.status === 'dead_lettered' ? 500 : d.status === 'delivered' ? 200 : null,
+      d.status === 'delivered' ? d.createdAt : null,
+    ],
+  );
+  return { deliveryId, eventId };
+}

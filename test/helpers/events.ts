@@ -1,28 +1,10 @@
+/** The events the outbox stored: read back, parsed, and checked against the spec's envelope. */
 import assert from 'node:assert/strict';
 import type { Queryable } from '../../src/db/types.ts';
 import { eventIdFor } from '../../src/webhooks/outbox.ts';
-import { ADMIN_TOKEN, type Harness } from '../helpers/harness.ts';
+import { T0 } from './deps.ts';
 
-/** Shared by the test/operator/ingestion-*.test.ts files. */
-
-export const NOW = '2026-06-15T10:00:00.000Z';
 export const UUID_V5 = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-export const MISSING = '00000000-0000-4000-8000-000000000000';
-
-export function admin(h: Harness, method: 'POST' | 'PATCH', url: string, payload?: unknown) {
-  return h.operator.inject({
-    method,
-    url: `/admin/v1${url}`,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    ...(payload === undefined ? {} : { payload: payload as object }),
-  });
-}
-
-export const errorOf = (code: string, message: string) => ({
-  success: false,
-  error: { code, message },
-  meta: { timestamp: NOW },
-});
 
 export interface Envelope {
   api_version: string;
@@ -87,18 +69,9 @@ export function checkEnvelope(
   assert.match(env.event_id, UUID_V5);
   assert.equal(env.event_id, eventIdFor(x.type, x.factKey));
   assert.equal(env.event_id, e.id);
-  assert.equal(env.created_at, x.createdAt ?? NOW);
+  assert.equal(env.created_at, x.createdAt ?? T0);
   assert.deepEqual(Object.keys(env.data).sort(), [...x.dataKeys].sort());
   return env.data;
-}
-
-/** Polls until check() holds (for work started in the background right after a response). */
-export async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 export const CALL_COMPLETED_KEYS = [
@@ -137,36 +110,4 @@ export async function failEventsOfType(db: Queryable, type: string): Promise<() 
   return async () => {
     await db.query('DROP TRIGGER test_refuse_event ON events');
   };
-}
-
-/** A calls row as the tests read it. */
-export interface StoredCall {
-  id: string;
-  organization_id: string;
-  direction: string;
-  caller_phone: string;
-  customer_phone: string | null;
-  customer_phone_e164: string | null;
-  customer_phone_national: string | null;
-  customer_phone_rdigits: string | null;
-  company_phone_e164: string | null;
-  caller_name: string | null;
-  agent_user_id: string | null;
-  crm_status: string;
-  review_status: string | null;
-  outbound_lifecycle: string | null;
-  recording_mode: string;
-  recording_state: string;
-  recording_key: string | null;
-  processing_state: string;
-  trashed_at: Date | null;
-  deletion_scheduled_at: Date | null;
-  pending_deletion_at: Date | null;
-  deletion_reason: string | null;
-  erased_at: Date | null;
-  created_at: Date;
-}
-
-export async function storedCall(db: Queryable, id: string): Promise<StoredCall> {
-  return (await db.query<StoredCall>('SELECT * FROM calls WHERE id = $1', [id])).rows[0];
 }

@@ -1,0 +1,128 @@
+/**
+ * npm test — runs every test file with `node --test` (each in its own process, TEST_CONCURRENCY at
+ * a time, default 2) under a whole-file bound, so a hang is a red run that names the file.
+ *
+ * Why not plain `node --test`: its --test-timeout bounds each test, but a file whose tests all
+ * finished while something they started is still open (a server, worker, receiver or database
+ * pool not closed in `finally` / `after`) keeps its process alive, and the run waits for it
+ * forever. Here such a file is killed after TEST_FILE_TIMEOUT_MS (default 10 min) and reported.
+ *
+ * Usage: node scripts/run-tests.ts <glob or file>… Prints one line per passing file, the whole
+ * output of a failing one, and totals; exits 1 when any file failed or was killed.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { globSync } from 'node:fs';
+
+const PER_TEST_TIMEOUT_MS = 120_000;
+const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS) || 10 * 60_000;
+const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY) || 2);
+
+const patterns = process.argv.slice(2);
+const files = [...new Set(patterns.flatMap((p) => globSync(p)))].sort();
+if (files.length === 0) {
+  console.error(`No test files match ${patterns.join(' ')}`);
+  process.exit(1);
+}
+
+interface Outcome {
+  file: string;
+  ok: boolean;
+  timedOut: boolean;
+  ms: number;
+  counts: Record<string, number>;
+  output: string;
+}
+
+const running = new Set<ChildProcess>();
+const killGroup = (child: ChildProcess) => {
+  try {
+    if (child.pid) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+};
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    for (const child of running) killGroup(child);
+    process.exit(130);
+  });
+}
+
+function runFile(file: string): Promise<Outcome> {
+  const started = performance.now();
+  // Its own process group, so a timeout kills the test process it spawns too.
+  const child = spawn(
+    process.execPath,
+    ['--test', '--test-reporter=spec', `--test-timeout=${PER_TEST_TIMEOUT_MS}`, file],
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
+  running.add(child);
+  let output = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(child);
+  }, fileTimeoutMs);
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      running.delete(child);
+      const counts: Record<string, number> = {};
+      for (const m of output.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm))
+        counts[m[1]] = Number(m[2]);
+      resolve({
+        file,
+        ok: code === 0 && !timedOut,
+        timedOut,
+        ms: performance.now() - started,
+        counts,
+        output,
+      });
+    });
+  });
+}
+
+function report(o: Outcome): void {
+  const secs = `${(o.ms / 1000).toFixed(1)} s`;
+  if (o.ok) {
+    const skipped = o.counts.skipped ? `, ${o.counts.skipped} skipped` : '';
+    console.log(`✔ ${o.file} (${o.counts.pass ?? 0} passed${skipped}, ${secs})`);
+    return;
+  }
+  console.log(`\n✖ ${o.file} (${secs})\n${o.output.trimEnd()}`);
+  if (o.timedOut) {
+    console.log(
+      `✖ ${o.file} did not finish within ${fileTimeoutMs / 1000} s and was killed. If its tests passed, ` +
+        'something it started is still open: close every server, worker, receiver and database in `finally` / `after`.',
+    );
+  }
+  console.log('');
+}
+
+const started = performance.now();
+const outcomes: Outcome[] = [];
+const queue = [...files];
+await Promise.all(
+  Array.from({ length: Math.min(concurrency, files.length) }, async () => {
+    for (let file = queue.shift(); file; file = queue.shift()) {
+      const o = await runFile(file);
+      report(o);
+      outcomes.push(o);
+    }
+  }),
+);
+
+const sum = (k: string) => outcomes.reduce((n, o) => n + (o.counts[k] ?? 0), 0);
+const failed = outcomes.filter((o) => !o.ok);
+console.log(
+  `ℹ files ${outcomes.length}, failed ${failed.length} · tests ${sum('tests')} · pass ${sum('pass')} · fail ${sum('fail')}` +
+    ` · cancelled ${sum('cancelled')} · skipped ${sum('skipped')} · ${((performance.now() - started) / 1000).toFixed(1)} s`,
+);
+for (const o of failed) console.log(`✖ ${o.file}${o.timedOut ? ' (killed: file timeout)' : ''}`);
+process.exit(failed.length > 0 ? 1 : 0);
