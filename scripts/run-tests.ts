@@ -125,4 +125,8 @@ console.log(
     ` · cancelled ${sum('cancelled')} · skipped ${sum('skipped')} · ${((performance.now() - started) / 1000).toFixed(1)} s`,
 );
 for (const o of failed) console.log(`✖ ${o.file}${o.timedOut ? ' (killed: file timeout)' : ''}`);
+// The plain closing line CI reads (a killed file counts as a failure even when its tests passed).
+console.log(
+  `tests: ${sum('pass')} passed, ${sum('fail') + failed.filter((o) => !o.counts.fail).length} failed, ${sum('skipped')} skipped`,
+);
 process.exit(failed.length > 0 ? 1 : 0);
