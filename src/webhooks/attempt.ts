@@ -1,7 +1,8 @@
 /**
  * One delivery attempt of a claimed row: sign the stored body with a fresh timestamp, POST it, and
  * record the outcome. Successes go to the batch writer (not awaited: the row stays leased until it
- * is written); a failure is applied in its own transaction (the delivery rules in
+ * is written); a failure is applied in its own transaction, after the subscription's earlier
+ * outcomes are written (the counters count replies in the order they came in; the rules in
  * src/domain/delivery-outcome.ts), and a pause it causes queues the owner's e-mail in that same
  * transaction, dispatched after commit.
  */
@@ -22,8 +23,13 @@ export interface AttemptContext {
   owner: string;
   client: WebhookClient;
   mailer: Mailer;
-  /** Hands a 2xx to the batch writer; the attempt's slot is free before the write lands. */
+  /**
+   * Hands a 2xx to the batch writer; the attempt's slot is free before the write lands. It is
+   * written after the failures of its subscription received before it (./outcome-order.ts).
+   */
   recordSuccess(item: DeliverySuccess): void;
+  /** Runs a failure's write once every outcome of its subscription received before it is written. */
+  recordFailure<T>(subscriptionId: string, write: () => Promise<T>): Promise<T>;
   random: () => number;
   /** Decrypted signing secrets by ciphertext, so a busy subscription is not decrypted per delivery. */
   secrets: Map<string, string>;
@@ -96,7 +102,6 @@ export async function attemptDelivery(ctx: AttemptContext, row: ClaimedDelivery)
       secretId: row.signingSecretId!,
       signatureTimestamp: timestampSeconds,
       reachCallId: row.callId && carriesCallContent(row.eventType) ? row.callId : null,
-      resetCounters: row.hasFailures,
     });
     return;
   }
@@ -109,53 +114,55 @@ export async function attemptDelivery(ctx: AttemptContext, row: ClaimedDelivery)
   const snippet = outcome.kind === 'response' ? outcome.snippet : outcome.message;
   const responseStatus = outcome.kind === 'response' ? outcome.status : null;
   const errorClass = outcome.kind === 'error' ? outcome.errorClass : null;
-  const emailId = await deps.db.transaction(async (tx) => {
-    const { decision, url, updated } = await failDelivery(tx, {
-      owner: ctx.owner,
-      now,
-      attempt: {
-        deliveryId: row.id,
-        subscriptionId: row.subscriptionId,
-        organizationId: row.organizationId,
-        attemptNumber,
-        startedAt,
-        durationMs: outcome.durationMs,
-        responseStatus,
-        errorClass,
-        snippet,
-        secretId: signed ? row.signingSecretId : null,
-        signatureTimestamp: signed ? timestampSeconds : null,
-      },
-      decide: (sub) =>
-        decideAttempt({
-          result,
+  const emailId = await ctx.recordFailure(row.subscriptionId, () =>
+    deps.db.transaction(async (tx) => {
+      const { decision, url, updated } = await failDelivery(tx, {
+        owner: ctx.owner,
+        now,
+        attempt: {
+          deliveryId: row.id,
+          subscriptionId: row.subscriptionId,
+          organizationId: row.organizationId,
           attemptNumber,
-          now,
-          counters: sub.counters,
-          subscriptionState: sub.state,
-          random: ctx.random,
-        }),
-    });
-    if (!updated)
-      deps.log.warn({ deliveryId: row.id }, 'webhook delivery lease lost before its failure was recorded');
-    if (!decision.pause) return null;
-    deps.log.warn(
-      { subscriptionId: row.subscriptionId, reason: decision.pause.reason },
-      'webhook subscription paused',
-    );
-    return queuePauseNotice(tx, {
-      organizationId: row.organizationId,
-      facts: {
-        subscriptionId: row.subscriptionId,
-        url,
-        reason: decision.pause.reason,
-        pausedAt: now,
-        responseStatus,
-        errorClass,
-        snippet,
-      },
-    });
-  });
+          startedAt,
+          durationMs: outcome.durationMs,
+          responseStatus,
+          errorClass,
+          snippet,
+          secretId: signed ? row.signingSecretId : null,
+          signatureTimestamp: signed ? timestampSeconds : null,
+        },
+        decide: (sub) =>
+          decideAttempt({
+            result,
+            attemptNumber,
+            now,
+            counters: sub.counters,
+            subscriptionState: sub.state,
+            random: ctx.random,
+          }),
+      });
+      if (!updated)
+        deps.log.warn({ deliveryId: row.id }, 'webhook delivery lease lost before its failure was recorded');
+      if (!decision.pause) return null;
+      deps.log.warn(
+        { subscriptionId: row.subscriptionId, reason: decision.pause.reason },
+        'webhook subscription paused',
+      );
+      return queuePauseNotice(tx, {
+        organizationId: row.organizationId,
+        facts: {
+          subscriptionId: row.subscriptionId,
+          url,
+          reason: decision.pause.reason,
+          pausedAt: now,
+          responseStatus,
+          errorClass,
+          snippet,
+        },
+      });
+    }),
+  );
   if (emailId) {
     await ctx.mailer.dispatch(emailId).catch((err: Error) => {
       deps.log.error(
