@@ -28,8 +28,11 @@ export interface AttemptContext {
    * written after the failures of its subscription received before it (./outcome-order.ts).
    */
   recordSuccess(item: DeliverySuccess): void;
-  /** Runs a failure's write once every outcome of its subscription received before it is written. */
-  recordFailure<T>(subscriptionId: string, write: () => Promise<T>): Promise<T>;
+  /**
+   * Resolves when every outcome of the subscription received before this failure is written; the
+   * function it returns must be called once the failure's write settles.
+   */
+  failureTurn(subscriptionId: string): Promise<() => void>;
   random: () => number;
   /** Decrypted signing secrets by ciphertext, so a busy subscription is not decrypted per delivery. */
   secrets: Map<string, string>;
@@ -114,55 +117,56 @@ export async function attemptDelivery(ctx: AttemptContext, row: ClaimedDelivery)
   const snippet = outcome.kind === 'response' ? outcome.snippet : outcome.message;
   const responseStatus = outcome.kind === 'response' ? outcome.status : null;
   const errorClass = outcome.kind === 'error' ? outcome.errorClass : null;
-  const emailId = await ctx.recordFailure(row.subscriptionId, () =>
-    deps.db.transaction(async (tx) => {
-      const { decision, url, updated } = await failDelivery(tx, {
-        owner: ctx.owner,
-        now,
-        attempt: {
-          deliveryId: row.id,
-          subscriptionId: row.subscriptionId,
-          organizationId: row.organizationId,
-          attemptNumber,
-          startedAt,
-          durationMs: outcome.durationMs,
-          responseStatus,
-          errorClass,
-          snippet,
-          secretId: signed ? row.signingSecretId : null,
-          signatureTimestamp: signed ? timestampSeconds : null,
-        },
-        decide: (sub) =>
-          decideAttempt({
-            result,
-            attemptNumber,
-            now,
-            counters: sub.counters,
-            subscriptionState: sub.state,
-            random: ctx.random,
-          }),
-      });
-      if (!updated)
-        deps.log.warn({ deliveryId: row.id }, 'webhook delivery lease lost before its failure was recorded');
-      if (!decision.pause) return null;
-      deps.log.warn(
-        { subscriptionId: row.subscriptionId, reason: decision.pause.reason },
-        'webhook subscription paused',
-      );
-      return queuePauseNotice(tx, {
+  // Written after the subscription's outcomes received before this one (./outcome-order.ts).
+  const endTurn = await ctx.failureTurn(row.subscriptionId);
+  const recorded = deps.db.transaction(async (tx) => {
+    const { decision, url, updated } = await failDelivery(tx, {
+      owner: ctx.owner,
+      now,
+      attempt: {
+        deliveryId: row.id,
+        subscriptionId: row.subscriptionId,
         organizationId: row.organizationId,
-        facts: {
-          subscriptionId: row.subscriptionId,
-          url,
-          reason: decision.pause.reason,
-          pausedAt: now,
-          responseStatus,
-          errorClass,
-          snippet,
-        },
-      });
-    }),
-  );
+        attemptNumber,
+        startedAt,
+        durationMs: outcome.durationMs,
+        responseStatus,
+        errorClass,
+        snippet,
+        secretId: signed ? row.signingSecretId : null,
+        signatureTimestamp: signed ? timestampSeconds : null,
+      },
+      decide: (sub) =>
+        decideAttempt({
+          result,
+          attemptNumber,
+          now,
+          counters: sub.counters,
+          subscriptionState: sub.state,
+          random: ctx.random,
+        }),
+    });
+    if (!updated)
+      deps.log.warn({ deliveryId: row.id }, 'webhook delivery lease lost before its failure was recorded');
+    if (!decision.pause) return null;
+    deps.log.warn(
+      { subscriptionId: row.subscriptionId, reason: decision.pause.reason },
+      'webhook subscription paused',
+    );
+    return queuePauseNotice(tx, {
+      organizationId: row.organizationId,
+      facts: {
+        subscriptionId: row.subscriptionId,
+        url,
+        reason: decision.pause.reason,
+        pausedAt: now,
+        responseStatus,
+        errorClass,
+        snippet,
+      },
+    });
+  });
+  const emailId = await recorded.finally(endTurn);
   if (emailId) {
     await ctx.mailer.dispatch(emailId).catch((err: Error) => {
       deps.log.error(

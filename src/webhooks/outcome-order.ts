@@ -19,8 +19,11 @@
 export interface OutcomeOrder {
   /** Starts write() for a success once the subscription's earlier failures are written. */
   success(subscriptionId: string, write: () => Promise<void>): Promise<void>;
-  /** Starts write() for a failure once every earlier outcome of the subscription is written. */
-  failure<T>(subscriptionId: string, write: () => Promise<T>): Promise<T>;
+  /**
+   * Resolves once every earlier outcome of the subscription is written: the failure's turn to be
+   * written. The returned function ends the turn (call it when the write settles, either way).
+   */
+  failure(subscriptionId: string): Promise<() => void>;
 }
 
 interface Unwritten {
@@ -50,7 +53,7 @@ export function createOutcomeOrder(): OutcomeOrder {
     success(subscriptionId, write) {
       const e = entry(subscriptionId);
       const earlier = e.failure;
-      const p = earlier ? earlier.then(write, write) : write();
+      const p = earlier ? earlier.then(write) : write();
       const settled = p.then(
         () => undefined,
         () => undefined,
@@ -62,21 +65,20 @@ export function createOutcomeOrder(): OutcomeOrder {
       });
       return p;
     },
-    failure(subscriptionId, write) {
+    failure(subscriptionId) {
       const e = entry(subscriptionId);
       const earlier = [...e.successes];
       if (e.failure) earlier.push(e.failure);
-      const p = earlier.length === 0 ? write() : Promise.all(earlier).then(write);
-      const settled = p.then(
-        () => undefined,
-        () => undefined,
-      );
-      e.failure = settled;
-      void settled.then(() => {
-        if (e.failure === settled) e.failure = null;
+      let end = () => {};
+      const written = new Promise<void>((resolve) => {
+        end = resolve;
+      });
+      e.failure = written;
+      void written.then(() => {
+        if (e.failure === written) e.failure = null;
         forget(subscriptionId, e);
       });
-      return p;
+      return earlier.length === 0 ? Promise.resolve(end) : Promise.all(earlier).then(() => end);
     },
   };
 }

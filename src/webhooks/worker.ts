@@ -112,7 +112,7 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
         });
       writes.add(w);
     },
-    recordFailure: (subscriptionId, write) => order.failure(subscriptionId, write),
+    failureTurn: (subscriptionId) => order.failure(subscriptionId),
   };
 
   /** Claimed rows waiting for a request slot, with their lease expiry. */
