@@ -1,7 +1,8 @@
 /**
  * One delivery attempt of a claimed row: sign the stored body with a fresh timestamp, POST it, and
  * record the outcome. Successes go to the batch writer (not awaited: the row stays leased until it
- * is written); a failure is applied in its own transaction (the delivery rules in
+ * is written); a failure is applied in its own transaction, after the subscription's earlier
+ * outcomes are written (the counters count replies in the order they came in; the rules in
  * src/domain/delivery-outcome.ts), and a pause it causes queues the owner's e-mail in that same
  * transaction, dispatched after commit.
  */
@@ -22,8 +23,16 @@ export interface AttemptContext {
   owner: string;
   client: WebhookClient;
   mailer: Mailer;
-  /** Hands a 2xx to the batch writer; the attempt's slot is free before the write lands. */
+  /**
+   * Hands a 2xx to the batch writer; the attempt's slot is free before the write lands. It is
+   * written after the failures of its subscription received before it (./outcome-order.ts).
+   */
   recordSuccess(item: DeliverySuccess): void;
+  /**
+   * Resolves when every outcome of the subscription received before this failure is written; the
+   * function it returns must be called once the failure's write settles.
+   */
+  failureTurn(subscriptionId: string): Promise<() => void>;
   random: () => number;
   /** Decrypted signing secrets by ciphertext, so a busy subscription is not decrypted per delivery. */
   secrets: Map<string, string>;
@@ -109,7 +118,6 @@ export async function attemptDelivery(
       secretId: row.signingSecretId!,
       signatureTimestamp: timestampSeconds,
       reachCallId: row.callId && carriesCallContent(row.eventType) ? row.callId : null,
-      resetCounters: row.hasFailures,
     });
     return;
   }
@@ -122,7 +130,9 @@ export async function attemptDelivery(
   const snippet = outcome.kind === 'response' ? outcome.snippet : outcome.message;
   const responseStatus = outcome.kind === 'response' ? outcome.status : null;
   const errorClass = outcome.kind === 'error' ? outcome.errorClass : null;
-  const emailId = await deps.db.transaction(async (tx) => {
+  // Written after the subscription's outcomes received before this one (./outcome-order.ts).
+  const endTurn = await ctx.failureTurn(row.subscriptionId);
+  const recorded = deps.db.transaction(async (tx) => {
     const { decision, url, updated } = await failDelivery(tx, {
       owner: ctx.owner,
       now,
@@ -171,6 +181,7 @@ export async function attemptDelivery(
       },
     });
   });
+  const emailId = await recorded.finally(endTurn);
   if (emailId) {
     await ctx.mailer.dispatch(emailId).catch((err: Error) => {
       deps.log.error(

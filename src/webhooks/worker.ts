@@ -11,7 +11,9 @@
  *
  * Up to `concurrency` requests are in flight per worker. A slot is free again as soon as its reply
  * is in: successes are written in batches behind the requests (their rows stay leased until then;
- * claiming pauses if the writer falls 4 × concurrency behind). Claims run ahead of the slots: the
+ * claiming pauses if the writer falls 4 × concurrency behind). A subscription's outcomes are still
+ * written in the order their replies came in (./outcome-order.ts), so its consecutive counters
+ * count them in that order. Claims run ahead of the slots: the
  * worker holds up to 2.5 × concurrency rows (in flight + ready) and claims again when fewer than
  * concurrency / 2 are ready, so a busy queue costs one claim per dozens of deliveries and no slot
  * waits for a claim round trip; a wake-up on an idle worker claims at once. A ready row that waited
@@ -24,6 +26,7 @@ import type { Deps } from '../deps.ts';
 import { createMailer, type Mailer } from '../mail/mailer.ts';
 import { type AttemptContext, attemptDelivery } from './attempt.ts';
 import { createWebhookClient, type WebhookClient } from './http-client.ts';
+import { createOutcomeOrder } from './outcome-order.ts';
 import { type ClaimedDelivery, claimDeliveries, releaseDeliveries } from './sql/claim-deliveries.ts';
 import { completeDeliveries, type DeliverySuccess } from './sql/complete-delivery.ts';
 import { createBatcher } from './success-batch.ts';
@@ -88,6 +91,7 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
   const successes = createBatcher<DeliverySuccess>(async (items) => {
     await completeDeliveries(deps.db, { owner, now: deps.clock.now(), items });
   }, MAX_SUCCESS_BATCH);
+  const order = createOutcomeOrder();
   /** Attempts whose request is in flight (or whose failure is being recorded). */
   const inFlight = new Set<Promise<void>>();
   let running = false;
@@ -109,8 +113,8 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
     random: opts.random ?? Math.random,
     secrets: new Map(),
     recordSuccess(item) {
-      const w: Promise<void> = successes
-        .add(item)
+      const w: Promise<void> = order
+        .success(item.subscriptionId, () => successes.add(item))
         .catch((err: Error) => {
           // The rows keep their leases and are delivered again when those expire (at-least-once).
           deps.log.error({ err: err.message, deliveries: 1 }, 'webhook success not recorded');
@@ -121,6 +125,7 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
         });
       writes.add(w);
     },
+    failureTurn: (subscriptionId) => order.failure(subscriptionId),
   };
 
   /** Claimed rows waiting for a request slot, with their lease expiry. */

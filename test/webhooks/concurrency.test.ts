@@ -130,7 +130,6 @@ test(`on ${engine}, a worker that claimed and died leaves its deliveries to anot
         secretId: sub.secretId,
         signatureTimestamp: Math.floor(now.getTime() / 1000),
         reachCallId: null,
-        resetCounters: false,
       },
     ],
   });

@@ -47,7 +47,7 @@ WITH due AS (
 )
 SELECT c.id, c.organization_id, c.subscription_id, c.event_id, c.attempts, c.secret_id AS rotation_secret_id,
        e.event_type, e.call_id, e.body,
-       s.url, (s.consecutive_transient_failures > 0 OR s.consecutive_gone > 0) AS has_failures,
+       s.url,
        k.id AS signing_secret_id, k.ciphertext AS signing_secret_ciphertext,
        set_config('synchronous_commit', 'off', true) AS async_commit
   FROM claimed c
@@ -79,8 +79,6 @@ export interface ClaimedDelivery {
   rotationSecretId: string | null;
   signingSecretId: string | null;
   signingSecretCiphertext: string | null;
-  /** the subscription has non-zero consecutive counters that a success must reset */
-  hasFailures: boolean;
 }
 
 interface Row {
@@ -94,7 +92,6 @@ interface Row {
   call_id: string | null;
   body: string;
   url: string;
-  has_failures: boolean;
   signing_secret_id: string | null;
   signing_secret_ciphertext: string | null;
 }
@@ -117,7 +114,6 @@ export async function claimDeliveries(
     rotationSecretId: r.rotation_secret_id,
     signingSecretId: r.signing_secret_id,
     signingSecretCiphertext: r.signing_secret_ciphertext,
-    hasFailures: r.has_failures,
   }));
 }
 

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/types.ts';
+import type { Queryable } from '../../db/types.ts';
 
 /**
  * Successful attempts, written in batches (graphile-worker's completeJobs shape): the worker buffers
@@ -15,12 +15,16 @@ import type { Db } from '../../db/types.ts';
  * an erased call's content. The reach row is still written: the content did reach the subscription,
  * so the call's deletion events are owed to it (reconciliation creates them).
  *
- * A success resets the subscription's consecutive counters. Most subscriptions have none to reset
- * (the claim reports it) and the statement is skipped; otherwise the counters are reset first,
- * skipping a subscription another transaction has locked right now (SKIP LOCKED): the batch then
- * never waits for a subscription lock, so it cannot deadlock with a fan-out (which share-locks
- * subscriptions) or a state change (subscription, then its deliveries). A skipped reset is redone
- * by that subscription's next success.
+ * A success resets its subscription's consecutive counters, judged when it is written, not when the
+ * delivery was claimed (the counters may have grown meanwhile) — in the same statement, so the hot
+ * path stays one round trip. The `reset` CTE runs first (the `done` CTE waits for it through its
+ * scalar subquery): the subscriptions are locked in id order before any delivery row, the order every
+ * other writer uses (fan-out share-locks subscriptions in id order; a failure or a state change locks
+ * the subscription, then its deliveries), so waiting for a lock cannot deadlock. It waits for a
+ * subscription locked by another transaction rather than skipping it (a skipped reset loses the
+ * success from the count). Only subscriptions whose counters are non-zero are locked and written:
+ * rows that do not match are neither locked nor waited for, so a healthy subscription's successes
+ * cost one index probe per batch.
  *
  * The batch commits with synchronous_commit off (set_config(…, true) in the statement: local to its
  * transaction, so no wait for the WAL flush, and one round trip). If the database itself
@@ -28,20 +32,20 @@ import type { Db } from '../../db/types.ts';
  * an expired lease and is delivered again — a duplicate, which at-least-once delivery allows and
  * receivers dedupe on event_id. Failures (pauses, e-mails, dead letters) commit durably.
  */
-export const RESET_COUNTERS_SQL = `
-UPDATE webhook_subscriptions s
-   SET consecutive_transient_failures = 0, consecutive_gone = 0
-  FROM (SELECT id FROM webhook_subscriptions
-         WHERE id = ANY($1::uuid[]) AND (consecutive_transient_failures > 0 OR consecutive_gone > 0)
-         ORDER BY id FOR NO KEY UPDATE SKIP LOCKED) x
- WHERE s.id = x.id`;
-
 export const COMPLETE_DELIVERIES_SQL = `
 WITH input AS (
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::timestamptz[], $6::int[], $7::int[],
                        $8::text[], $9::uuid[], $10::bigint[], $11::uuid[])
     AS t(delivery_id, subscription_id, organization_id, attempt_number, started_at, duration_ms, status,
          snippet, secret_id, signature_ts, reach_call_id)
+), reset AS (
+  UPDATE webhook_subscriptions s
+     SET consecutive_transient_failures = 0, consecutive_gone = 0
+    FROM (SELECT id FROM webhook_subscriptions
+           WHERE id = ANY ($2::uuid[]) AND (consecutive_transient_failures > 0 OR consecutive_gone > 0)
+           ORDER BY id FOR NO KEY UPDATE) x
+   WHERE s.id = x.id
+  RETURNING s.id
 ), done AS (
   UPDATE webhook_deliveries d
      SET status = 'delivered', attempts = i.attempt_number, delivered_at = $12, updated_at = $12,
@@ -49,6 +53,7 @@ WITH input AS (
          last_response_status = i.status, last_error = NULL
     FROM input i
    WHERE d.id = ANY ($1::uuid[]) AND d.id = i.delivery_id AND d.status = 'pending' AND d.lease_owner = $13
+     AND (SELECT count(*) FROM reset) >= 0
   RETURNING d.id
 ), attempts AS (
   INSERT INTO webhook_attempts (id, delivery_id, organization_id, attempt_number, started_at, duration_ms,
@@ -77,13 +82,11 @@ export interface DeliverySuccess {
   signatureTimestamp: number;
   /** the call whose content reached the subscription (call.* events other than deletions), else null */
   reachCallId: string | null;
-  /** the subscription had non-zero consecutive counters when claimed */
-  resetCounters: boolean;
 }
 
 /** Returns how many delivery rows were marked delivered (a row whose lease was lost is not). */
 export async function completeDeliveries(
-  db: Db,
+  db: Queryable,
   p: { owner: string; now: Date; items: readonly DeliverySuccess[] },
 ): Promise<number> {
   const it = p.items;
@@ -102,14 +105,6 @@ export async function completeDeliveries(
     p.now,
     p.owner,
   ];
-  const resets = [...new Set(it.filter((s) => s.resetCounters).map((s) => s.subscriptionId))];
-  if (resets.length === 0) {
-    const r = await db.query<{ n: number }>(COMPLETE_DELIVERIES_SQL, params);
-    return r.rows[0]?.n ?? 0;
-  }
-  return db.transaction(async (tx) => {
-    await tx.query(RESET_COUNTERS_SQL, [resets]);
-    const r = await tx.query<{ n: number }>(COMPLETE_DELIVERIES_SQL, params);
-    return r.rows[0]?.n ?? 0;
-  });
+  const r = await db.query<{ n: number }>(COMPLETE_DELIVERIES_SQL, params);
+  return r.rows[0]?.n ?? 0;
 }
