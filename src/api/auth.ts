@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { hashApiKey, type Scope } from '../accounts/api-key-format.ts';
 import type { Deps } from '../deps.ts';
+import { AppError } from '../errors.ts';
 import { type AuthenticatedKey, authenticateAndCount, authStatement, type Piggyback } from './auth-query.ts';
-import { ApiError } from './errors.ts';
 import { authThrottleHeaders, decideRate } from './rate-limit.ts';
 
 /** The API key a request authenticated with (set by authenticate()). */
@@ -69,18 +69,16 @@ export function authenticate(deps: Deps, opts: AuthOptions = {}): preHandlerAsyn
     if (outcome.kind === 'throttled') {
       const headers = authThrottleHeaders(now);
       reply.headers(headers);
-      throw new ApiError(
+      throw new AppError(
         'RATE_LIMITED',
         'Too many failed authentication attempts from this address; wait for Retry-After seconds, then retry with a valid API key.',
-        { headers },
       );
     }
     if (outcome.kind === 'unauthenticated') {
       reply.headers(CHALLENGE);
-      throw new ApiError(
+      throw new AppError(
         'UNAUTHORIZED',
         'error' in bearer ? bearer.error : `The API key is invalid or has been revoked. ${WHERE_KEYS}`,
-        { headers: CHALLENGE },
       );
     }
     const key = outcome.key;
@@ -90,9 +88,9 @@ export function authenticate(deps: Deps, opts: AuthOptions = {}): preHandlerAsyn
       { limit: key.accountLimit, count: key.accountCount },
     );
     reply.headers(rate.headers);
-    if (rate.exceeded) throw new ApiError('RATE_LIMITED', rateLimitMessage(key), { headers: rate.headers });
+    if (rate.exceeded) throw new AppError('RATE_LIMITED', rateLimitMessage(key));
     if (key.entitlement !== 'active') {
-      throw new ApiError(
+      throw new AppError(
         'SUBSCRIPTION_INACTIVE',
         "The organization's subscription is inactive; the account owner can renew it in the web app.",
       );
@@ -122,7 +120,7 @@ export function requireScope(req: FastifyRequest, scope: Scope): ApiPrincipal {
   if (!p) throw new Error('authenticate() must run before requireScope()');
   if (!p.scopes.includes(scope)) {
     const route = (req.routeOptions.url ?? '').replace(/^\/api\/v1/, '').replace(/:(\w+)/g, '{$1}');
-    throw new ApiError(
+    throw new AppError(
       'FORBIDDEN',
       `This API key lacks the scope "${scope}" that ${req.method} ${route} needs. Create a key with the "${scope}" scope in the web app on the integrations settings page.`,
     );

@@ -6,6 +6,7 @@ import {
   phoneFilterDigits,
 } from '../domain/phone.ts';
 import { CRM_STATUSES, DIRECTIONS } from '../domain/values.ts';
+import { badRequest } from '../errors.ts';
 import {
   boundEnd,
   boundStart,
@@ -15,7 +16,6 @@ import {
   parseDateParam,
   restoreOffsetPlus,
 } from './date-param.ts';
-import { badRequest } from './errors.ts';
 import { type QueryParams, type QueryValues, readQuery } from './query.ts';
 
 /** Page size bounds (spec "Limits"). */

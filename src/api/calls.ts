@@ -1,11 +1,11 @@
 import type { FastifyPluginAsync, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { type CallViewRow, toCallView } from '../domain/call-view.ts';
+import { notFound } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import { authenticate, requireScope } from './auth.ts';
 import { callByIdPiggyback, listCalls } from './call-queries.ts';
 import { readListCallsQuery } from './calls-params.ts';
-import { notFound } from './errors.ts';
 import { readQuery } from './query.ts';
 import { ok } from './reply.ts';
 

@@ -1,7 +1,7 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { Db, Queryable } from '../db/types.ts';
-import { ApiError } from './errors.ts';
+import { AppError } from '../errors.ts';
 
 /**
  * Maintenance switch of the public API (operator API: PUT /admin/v1/maintenance). Stored in
@@ -86,7 +86,7 @@ export function maintenanceGate(deps: { db: Db; clock: Clock }): MaintenanceGate
   return {
     hook: async () => {
       if (!(await enabled())) {
-        throw new ApiError(
+        throw new AppError(
           'MAINTENANCE',
           'The public API is temporarily disabled for maintenance; retry later.',
         );

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from './errors.ts';
+import { AppError } from '../errors.ts';
 
 /** Methods Fastify routes; the ones a path does not serve answer 405 there. */
 const METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'] as const;
@@ -36,10 +36,9 @@ export function methodNotAllowed(app: FastifyInstance) {
           config: { [marker]: true },
           onRequest: async (req, reply) => {
             reply.header('allow', allow);
-            throw new ApiError(
+            throw new AppError(
               'METHOD_NOT_ALLOWED',
               `${req.method} is not allowed on ${path}; this path answers ${allow} only (the REST API is read-only).`,
-              { headers: { allow } },
             );
           },
           handler: async () => undefined,

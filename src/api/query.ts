@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { badRequest } from './errors.ts';
+import { badRequest } from '../errors.ts';
 
 /**
  * Query parameters of the REST API, read from the raw query string (req.url), not from Fastify's

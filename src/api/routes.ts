@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../deps.ts';
+import { notFound } from '../errors.ts';
 import { recordingRoutes } from '../recordings/routes.ts';
 import { authenticate } from './auth.ts';
 import { callRoutes } from './calls.ts';
-import { notFound } from './errors.ts';
 import { maintenanceGate } from './maintenance.ts';
 import { meRoutes } from './me.ts';
 import { methodNotAllowed } from './method-not-allowed.ts';

@@ -1,6 +1,6 @@
-import { badRequest } from '../api/errors.ts';
 import { DAY } from '../clock.ts';
 import type { Deps } from '../deps.ts';
+import { badRequest } from '../errors.ts';
 import { deleteBlob } from '../recordings/ingest.ts';
 import {
   type DeletionReason,

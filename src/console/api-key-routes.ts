@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { createApiKey, listApiKeys, revokeApiKey } from '../accounts/api-keys.ts';
-import { notFound } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
+import { notFound, parseInput } from '../errors.ts';
 import { requireSession } from './auth.ts';
-import { isIdParam, parseInput } from './validation.ts';
+import { isIdParam } from './validation.ts';
 
 const createBody = z.object({
   name: z.string().nullish(),
@@ -20,7 +20,7 @@ export function apiKeyRoutes(deps: Deps): FastifyPluginAsync {
 
     app.post('/api-keys', async (req, reply) => {
       const s = requireSession(req);
-      const body = parseInput(createBody, req.body);
+      const body = parseInput(createBody, req.body ?? {});
       const created = await deps.db.transaction((tx) =>
         createApiKey(tx, {
           organizationId: s.organizationId,

@@ -1,6 +1,6 @@
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { forbidden, unauthorized } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
+import { forbidden, unauthorized } from '../errors.ts';
 import { type ConsoleSession, csrfMatches, loadSession, SESSION_COOKIE } from './sessions.ts';
 
 declare module 'fastify' {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { notFound } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
+import { notFound, parseInput } from '../errors.ts';
 import {
   DELIVERY_LOG_DEFAULT_LIMIT,
   DELIVERY_LOG_MAX_LIMIT,
@@ -10,7 +10,7 @@ import {
 } from '../webhooks/delivery-log.ts';
 import { bulkResend, RESENDABLE, resendDelivery } from '../webhooks/resend.ts';
 import { requireSession } from './auth.ts';
-import { isIdParam, parseInput } from './validation.ts';
+import { isIdParam } from './validation.ts';
 
 const logQuery = z.object({
   status: z.enum(DELIVERY_STATUSES).optional(),
@@ -52,7 +52,7 @@ export function deliveryRoutes(deps: Deps): FastifyPluginAsync {
 
     app.post<IdParams>('/webhook-subscriptions/:id/deliveries/resend', async (req, reply) => {
       const s = requireSession(req);
-      const body = parseInput(bulkBody, req.body);
+      const body = parseInput(bulkBody, req.body ?? {});
       if (!isIdParam(req.params.id))
         throw notFound(`No webhook subscription ${req.params.id} in your organization.`);
       const r = await bulkResend(deps, s.organizationId, req.params.id, {

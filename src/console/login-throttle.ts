@@ -1,6 +1,6 @@
-import { ApiError } from '../api/errors.ts';
 import { MINUTE } from '../clock.ts';
 import type { Queryable } from '../db/types.ts';
+import { AppError } from '../errors.ts';
 import { sha256Hex } from '../keys.ts';
 
 /**
@@ -26,11 +26,11 @@ export async function checkLoginThrottle(q: Queryable, ip: string, email: string
   );
   if ((rows[0]?.count ?? 0) < LOGIN_FAILURES_PER_WINDOW) return;
   const retryAfter = Math.max(1, Math.ceil((start.getTime() + LOGIN_WINDOW_MS - now.getTime()) / 1000));
-  throw new ApiError(
+  throw new AppError(
     'RATE_LIMITED',
     `Too many failed logins for this e-mail; retry in ${retryAfter} seconds.`,
     {
-      headers: { 'retry-after': String(retryAfter) },
+      retryAfterSeconds: retryAfter,
     },
   );
 }

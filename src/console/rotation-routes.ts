@@ -1,11 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { notFound } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
+import { notFound, parseInput } from '../errors.ts';
 import { activateRotation, listRotations, startRotation, testRotation } from '../webhooks/rotation.ts';
 import { getSubscription } from '../webhooks/subscriptions.ts';
 import { requireSession } from './auth.ts';
-import { isIdParam, parseInput } from './validation.ts';
+import { isIdParam } from './validation.ts';
 
 const startBody = z.object({ emergency: z.boolean().optional() });
 
@@ -33,7 +33,7 @@ export function rotationRoutes(deps: Deps): FastifyPluginAsync {
     app.post<Params>('/webhook-subscriptions/:id/rotations', async (req, reply) => {
       const s = requireSession(req);
       const { subscriptionId } = ids(req.params);
-      const body = parseInput(startBody, req.body);
+      const body = parseInput(startBody, req.body ?? {});
       const r = await startRotation(deps, {
         organizationId: s.organizationId,
         subscriptionId,

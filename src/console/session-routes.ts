@@ -1,12 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { verifyPassword } from '../accounts/passwords.ts';
-import { unauthorized } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
+import { parseInput, unauthorized } from '../errors.ts';
 import { requireSession } from './auth.ts';
 import { checkLoginThrottle, recordLoginFailure } from './login-throttle.ts';
 import { clearedSessionCookie, createSession, endSession, sessionCookie } from './sessions.ts';
-import { parseInput } from './validation.ts';
 
 /**
  * A valid scrypt hash of a password nobody knows, at the production cost: an unknown e-mail costs
@@ -26,7 +25,7 @@ export const isSecureOrigin = (deps: Deps) => deps.config.publicBaseUrl.startsWi
 export function loginRoute(deps: Deps): FastifyPluginAsync {
   return async (app) => {
     app.post('/login', async (req, reply) => {
-      const { email, password } = parseInput(loginBody, req.body);
+      const { email, password } = parseInput(loginBody, req.body ?? {});
       const now = deps.clock.now();
       await checkLoginThrottle(deps.db, req.ip, email, now);
       const { rows } = await deps.db.query<{ id: string; organization_id: string; password_hash: string }>(

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { notFound } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
+import { notFound, parseInput } from '../errors.ts';
 import { verifySubscription } from '../webhooks/handshake.ts';
 import {
   createSubscription,
@@ -12,7 +12,7 @@ import {
 } from '../webhooks/subscriptions.ts';
 import { enqueueTestEvent, subscriptionInactive } from '../webhooks/test-event.ts';
 import { requireSession } from './auth.ts';
-import { isIdParam, parseInput } from './validation.ts';
+import { isIdParam } from './validation.ts';
 
 const createBody = z.object({
   url: z.string().min(1),
@@ -33,7 +33,7 @@ export function subscriptionRoutes(deps: Deps): FastifyPluginAsync {
 
     app.post('/webhook-subscriptions', async (req, reply) => {
       const s = requireSession(req);
-      const body = parseInput(createBody, req.body);
+      const body = parseInput(createBody, req.body ?? {});
       const created = await createSubscription(deps, {
         organizationId: s.organizationId,
         url: body.url,

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { notFound } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
+import { notFound, parseInput } from '../errors.ts';
 import { isUuid } from '../ids.ts';
-import { parseBody } from '../operator/provisioning.ts';
 import { createContact, updateContact } from './contacts.ts';
 import { createContactSchema, updateContactSchema } from './schemas.ts';
 
@@ -11,12 +10,12 @@ export function contactOperatorRoutes(deps: Deps): FastifyPluginAsync {
   return async (app) => {
     app.post<{ Params: { org: string } }>('/organizations/:org/contacts', async (req, reply) => {
       if (!isUuid(req.params.org)) throw notFound(`No organization ${req.params.org}.`);
-      const body = parseBody(createContactSchema, req.body);
+      const body = parseInput(createContactSchema, req.body);
       return reply.code(201).send(await createContact(deps, req.params.org, body));
     });
 
     app.patch<{ Params: { id: string } }>('/contacts/:id', async (req) => {
-      const body = parseBody(updateContactSchema, req.body);
+      const body = parseInput(updateContactSchema, req.body);
       return updateContact(deps, req.params.id, body);
     });
   };

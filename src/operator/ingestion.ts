@@ -1,5 +1,4 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { notFound } from '../api/errors.ts';
 import { type Analyzer, ruleBasedAnalyzer } from '../capture/analyzer.ts';
 import { createCall } from '../capture/calls.ts';
 import { cancelDeletion, eraseCall, scheduleDeletion, setTrashed } from '../capture/deletion.ts';
@@ -13,8 +12,8 @@ import {
 } from '../capture/schemas.ts';
 import { contactOperatorRoutes } from '../contacts/routes.ts';
 import type { Deps } from '../deps.ts';
+import { notFound, parseInput } from '../errors.ts';
 import { isUuid } from '../ids.ts';
-import { parseBody } from './provisioning.ts';
 
 type IdParams = { Params: { id: string } };
 
@@ -42,12 +41,12 @@ export function ingestionRoutes(deps: Deps, opts: { analyzer?: Analyzer } = {}):
 
     app.post<{ Params: { org: string } }>('/organizations/:org/calls', async (req, reply) => {
       if (!isUuid(req.params.org)) throw notFound(`No organization ${req.params.org}.`);
-      const body = parseBody(createCallSchema, req.body);
+      const body = parseInput(createCallSchema, req.body);
       return reply.code(201).send(await createCall(deps, req.params.org.toLowerCase(), body, analyzer));
     });
 
     app.post<IdParams>('/calls/:id/transcript', async (req, reply) => {
-      const body = parseBody(transcriptSchema, req.body);
+      const body = parseInput(transcriptSchema, req.body);
       const r = await submitTranscript(deps, req.params.id, {
         text: body.text,
         language: body.language ?? null,
@@ -57,7 +56,7 @@ export function ingestionRoutes(deps: Deps, opts: { analyzer?: Analyzer } = {}):
     });
 
     app.post<IdParams>('/calls/:id/lifecycle', async (req) => {
-      const body = parseBody(lifecycleSchema, req.body);
+      const body = parseInput(lifecycleSchema, req.body);
       return applyLifecycle(deps, req.params.id, {
         state: body.state,
         failureReason: body.failure_reason ?? null,
@@ -75,7 +74,7 @@ export function ingestionRoutes(deps: Deps, opts: { analyzer?: Analyzer } = {}):
     });
 
     app.post<IdParams>('/calls/:id/schedule-deletion', async (req, reply) => {
-      const body = parseBody(scheduleDeletionSchema, req.body);
+      const body = parseInput(scheduleDeletionSchema, req.body);
       await scheduleDeletion(deps, req.params.id, {
         reason: body.reason,
         pendingDeletionAt: body.pending_deletion_at ? new Date(body.pending_deletion_at) : null,

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { onRequestAsyncHookHandler } from 'fastify';
-import { unauthorized } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
+import { unauthorized } from '../errors.ts';
 import { sha256Hex } from '../keys.ts';
 
 /** Bearer ADMIN_TOKEN, compared in constant time (hashes have equal length whatever the input). */

@@ -4,9 +4,9 @@ import { createApiKey, listApiKeys, revokeApiKey } from '../accounts/api-keys.ts
 import { createOrganization, getOrganization, updateOrganization } from '../accounts/organizations.ts';
 import { createTracker } from '../accounts/trackers.ts';
 import { createUser } from '../accounts/users.ts';
-import { badRequest, notFound } from '../api/errors.ts';
 import { setPublicApiEnabled } from '../api/maintenance.ts';
 import type { Deps } from '../deps.ts';
+import { badRequest, notFound, parseInput } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 
 /**
@@ -42,27 +42,6 @@ const schemas = {
   createTracker: z.strictObject({ name: z.string(), terms: z.array(z.string()) }),
 };
 
-/** Validates a JSON body; the 400 names every offending field (at most five) and how to fix it. */
-export function parseBody<S extends z.ZodObject>(schema: S, body: unknown): z.infer<S> {
-  const r = schema.safeParse(body);
-  if (r.success) return r.data;
-  const fields = Object.keys(schema.shape).join(', ');
-  const lines = r.error.issues.slice(0, 5).map((i) => {
-    if (i.code === 'unrecognized_keys') {
-      return `Unknown field ${i.keys.map((k) => `"${k}"`).join(', ')}; accepted fields: ${fields}`;
-    }
-    if (i.path.length === 0) return `The request body must be a JSON object with the fields ${fields}`;
-    const name = i.path
-      .map((p, n) => (typeof p === 'number' ? `[${p}]` : n ? `.${String(p)}` : String(p)))
-      .join('');
-    if (i.code === 'invalid_type' && i.message.endsWith('received undefined')) {
-      return `Field "${name}" is required (${i.expected})`;
-    }
-    return `Field "${name}": ${i.message}`;
-  });
-  throw badRequest(`${lines.join('; ')}.`);
-}
-
 /** Path ids: anything that is not a UUID cannot exist, so it is a 404 like an unknown UUID. */
 function pathId(value: string, what: string): string {
   if (!isUuid(value)) throw notFound(`No ${what} ${value}.`);
@@ -75,7 +54,7 @@ export function provisioningRoutes(deps: Deps): FastifyPluginAsync {
   const { db, clock } = deps;
   return async (app) => {
     app.post('/organizations', async (req, reply) => {
-      const b = parseBody(schemas.createOrganization, req.body);
+      const b = parseInput(schemas.createOrganization, req.body);
       const created = await db.transaction((tx) =>
         createOrganization(tx, {
           name: b.name,
@@ -96,7 +75,7 @@ export function provisioningRoutes(deps: Deps): FastifyPluginAsync {
 
     app.patch<OrgParams>('/organizations/:org', async (req) => {
       const orgId = pathId(req.params.org, 'organization');
-      const b = parseBody(schemas.updateOrganization, req.body);
+      const b = parseInput(schemas.updateOrganization, req.body);
       if (Object.keys(b).length === 0) {
         throw badRequest(
           `Send at least one setting to change: ${Object.keys(schemas.updateOrganization.shape).join(', ')}.`,
@@ -107,7 +86,7 @@ export function provisioningRoutes(deps: Deps): FastifyPluginAsync {
 
     app.post<OrgParams>('/organizations/:org/users', async (req, reply) => {
       const organizationId = pathId(req.params.org, 'organization');
-      const b = parseBody(schemas.createUser, req.body);
+      const b = parseInput(schemas.createUser, req.body);
       const created = await db.transaction((tx) =>
         createUser(tx, { organizationId, email: b.email, password: b.password, now: clock.now() }),
       );
@@ -122,7 +101,7 @@ export function provisioningRoutes(deps: Deps): FastifyPluginAsync {
 
     app.post<OrgParams>('/organizations/:org/api-keys', async (req, reply) => {
       const organizationId = pathId(req.params.org, 'organization');
-      const b = parseBody(schemas.createApiKey, req.body);
+      const b = parseInput(schemas.createApiKey, req.body);
       const created = await db.transaction((tx) =>
         createApiKey(tx, {
           organizationId,
@@ -145,14 +124,14 @@ export function provisioningRoutes(deps: Deps): FastifyPluginAsync {
     });
 
     app.put('/maintenance', async (req) => {
-      const b = parseBody(schemas.maintenance, req.body);
+      const b = parseInput(schemas.maintenance, req.body);
       await setPublicApiEnabled(db, b.public_api_enabled, clock.now());
       return { public_api_enabled: b.public_api_enabled };
     });
 
     app.post<OrgParams>('/organizations/:org/trackers', async (req, reply) => {
       const organizationId = pathId(req.params.org, 'organization');
-      const b = parseBody(schemas.createTracker, req.body);
+      const b = parseInput(schemas.createTracker, req.body);
       const created = await db.transaction((tx) =>
         createTracker(tx, { organizationId, name: b.name, terms: b.terms, now: clock.now() }),
       );

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
 import { MESSAGES, recordingAvailability } from '../domain/recording-availability.ts';
+import { AppError } from '../errors.ts';
 import { factsOf, findRecordingCall, type RecordingCall } from './call-recording.ts';
 import { checkRecordingLink } from './links.ts';
 import { decideRange } from './range.ts';
@@ -21,22 +21,20 @@ export function downloadHandler(deps: Deps) {
     const query = req.query as Record<string, unknown>;
     const link = checkRecordingLink(deps, id, query.token, query.exp);
     if (!link.ok && link.reason === 'expired') {
-      throw new ApiError(
+      throw new AppError(
         'UNAUTHORIZED',
         `This recording link expired at ${link.expiredAt.toISOString()}; request a fresh one from GET /calls/{id}/recording-url.`,
       );
     }
-    if (!link.ok) throw new ApiError('UNAUTHORIZED', INVALID_LINK_MESSAGE);
+    if (!link.ok) throw new AppError('UNAUTHORIZED', INVALID_LINK_MESSAGE);
 
     const { call, size } = await loadReadable(deps, id);
     const range = decideRange(req.headers.range, size);
     if (range.kind === 'unsatisfiable') {
-      throw new ApiError(
+      reply.header('content-range', `bytes */${size}`);
+      throw new AppError(
         'RANGE_NOT_SATISFIABLE',
         `The requested range is outside the file of ${size} bytes; ask for bytes 0-${Math.max(0, size - 1)} or omit Range.`,
-        {
-          headers: { 'content-range': `bytes */${size}` },
-        },
       );
     }
     reply.headers({
@@ -64,19 +62,19 @@ export function downloadHandler(deps: Deps) {
 async function loadReadable(deps: Deps, id: string): Promise<{ call: RecordingCall; size: number }> {
   for (let attempt = 0; attempt < 2; attempt++) {
     const call = await findRecordingCall(deps.db, id);
-    if (!call || call.erased_at) throw new ApiError('NOT_FOUND', MESSAGES.NOT_FOUND);
+    if (!call || call.erased_at) throw new AppError('NOT_FOUND', MESSAGES.NOT_FOUND);
     if (call.entitlement !== 'active') {
-      throw new ApiError(
+      throw new AppError(
         'SUBSCRIPTION_INACTIVE',
         "The organization's subscription is inactive; recordings can be downloaded again once it is renewed.",
       );
     }
     const a = recordingAvailability(factsOf(call));
-    if (!a.available) throw new ApiError(a.code, a.message);
+    if (!a.available) throw new AppError(a.code, a.message);
     if (!call.recording_key) break;
     const size = await deps.store.size(call.recording_key);
     if (size !== null) return { call, size };
   }
   deps.log.error({ callId: id }, 'recording marked available but its blob is missing');
-  throw new ApiError('DATABASE_ERROR', 'The recording could not be read; retry with backoff.');
+  throw new AppError('DATABASE_ERROR', 'The recording could not be read; retry with backoff.');
 }

@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
-import { ApiError } from '../api/errors.ts';
 import { completeIfReady } from '../capture/completion.ts';
 import type { Deps } from '../deps.ts';
 import { MESSAGES, recordingAvailability } from '../domain/recording-availability.ts';
+import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { recordingReadyData, recordingReadyFactKey } from '../webhooks/event-data/recording.ts';
 import { emitEvent } from '../webhooks/outbox.ts';
@@ -16,13 +16,13 @@ import { capped, MAX_RECORDING_BYTES, measureMp3 } from './measure.ts';
  * must keep answering 410, and a call in no_recording mode must not hold audio (409 CONFLICT).
  */
 function assertAcceptsAudio(call: RecordingCall | null): asserts call is RecordingCall {
-  if (!call || call.erased_at) throw new ApiError('NOT_FOUND', MESSAGES.NOT_FOUND);
+  if (!call || call.erased_at) throw new AppError('NOT_FOUND', MESSAGES.NOT_FOUND);
   if (call.recording_mode === 'no_recording') {
-    throw new ApiError('CONFLICT', 'The call runs in no_recording mode; its audio must not be stored.');
+    throw new AppError('CONFLICT', 'The call runs in no_recording mode; its audio must not be stored.');
   }
   const a = recordingAvailability(factsOf(call));
   if (!a.available && a.status === 410) {
-    throw new ApiError(
+    throw new AppError(
       'CONFLICT',
       `The call's recording-url already answers ${a.code}, which is final; audio can no longer be stored for it.`,
     );
@@ -50,7 +50,7 @@ export async function storeRecording(
     const { bytes } = await deps.store.put(key, capped(body, MAX_RECORDING_BYTES));
     const duration = await measureMp3(deps.store, key, bytes);
     if (duration === null) {
-      throw new ApiError(
+      throw new AppError(
         'BAD_REQUEST',
         'body is not an MP3 file: send MPEG audio frames with Content-Type: audio/mpeg.',
       );

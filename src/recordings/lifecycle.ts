@@ -1,7 +1,7 @@
-import { ApiError } from '../api/errors.ts';
 import { completeIfReady } from '../capture/completion.ts';
 import type { Deps } from '../deps.ts';
 import { MESSAGES } from '../domain/recording-availability.ts';
+import { AppError } from '../errors.ts';
 import { recordingDeletedData, recordingDeletedFactKey } from '../webhooks/event-data/recording.ts';
 import { emitEvent } from '../webhooks/outbox.ts';
 import { findRecordingCall, type RecordingCall } from './call-recording.ts';
@@ -10,7 +10,7 @@ import { deleteBlob } from './ingest.ts';
 export type DeletionKind = 'hard_deleted' | 'provider_404';
 
 function assertPresent(call: RecordingCall | null): asserts call is RecordingCall {
-  if (!call || call.erased_at) throw new ApiError('NOT_FOUND', MESSAGES.NOT_FOUND);
+  if (!call || call.erased_at) throw new AppError('NOT_FOUND', MESSAGES.NOT_FOUND);
 }
 
 /**
@@ -24,7 +24,7 @@ export async function refuseRecording(deps: Deps, callId: string): Promise<void>
     const call = await findRecordingCall(tx, callId, { forUpdate: true });
     assertPresent(call);
     if (call.recording_state === 'available' || call.recording_state === 'deleted') {
-      throw new ApiError(
+      throw new AppError(
         'CONFLICT',
         `The call's recording is already ${call.recording_state}; a refusal can only precede the audio.`,
       );

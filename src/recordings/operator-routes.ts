@@ -1,45 +1,35 @@
 import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify';
 import { z } from 'zod';
-import { ApiError } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
+import { AppError, parseInput } from '../errors.ts';
 import { storeRecording } from './ingest.ts';
 import { deleteRecording, refuseRecording } from './lifecycle.ts';
 import { MAX_RECORDING_BYTES, tooLarge } from './measure.ts';
 
-const deleteBody = z.object(
-  {
-    deletion_kind: z.enum(['hard_deleted', 'provider_404'], {
-      error: 'deletion_kind is required and must be "hard_deleted" or "provider_404".',
-    }),
-    reason: z
-      .string({ error: 'reason must be a string or null.' })
-      .max(500, 'reason must be at most 500 characters.')
-      .nullish(),
-  },
-  { error: 'The body must be a JSON object {deletion_kind, reason?}.' },
-);
+const deleteBody = z.object({
+  deletion_kind: z.enum(['hard_deleted', 'provider_404'], {
+    error: 'must be "hard_deleted" or "provider_404"',
+  }),
+  reason: z
+    .string({ error: 'must be a string or null' })
+    .max(500, 'must be at most 500 characters')
+    .nullish(),
+});
 
 const putQuery = z.object({
   recording_sid: z
-    .string({ error: 'recording_sid must be given once, as a string.' })
-    .min(1, 'recording_sid must not be empty.')
-    .max(128, 'recording_sid must be at most 128 characters.')
+    .string({ error: 'must be given once, as a string' })
+    .min(1, 'must not be empty')
+    .max(128, 'must be at most 128 characters')
     .optional(),
 });
-
-/** zod issues → one 400 message naming the field(s). */
-function parseOr400<T>(schema: z.ZodType<T>, value: unknown): T {
-  const r = schema.safeParse(value);
-  if (r.success) return r.data;
-  throw new ApiError('BAD_REQUEST', r.error.issues.map((i) => i.message).join(' '));
-}
 
 /** Before the body is read: only raw MP3 bytes of an acceptable size are let through. */
 const audioOnly: onRequestAsyncHookHandler = async (req) => {
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (type !== 'audio/mpeg') {
-    throw new ApiError(
+    throw new AppError(
       'UNSUPPORTED_MEDIA_TYPE',
       'Send the recording as raw MP3 bytes with Content-Type: audio/mpeg.',
     );
@@ -56,7 +46,7 @@ export function recordingOperatorRoutes(deps: Deps): FastifyPluginAsync {
 
     app.put('/calls/:id/recording', { onRequest: audioOnly }, async (req, reply) => {
       const { id } = req.params as { id: string };
-      const query = parseOr400(putQuery, req.query);
+      const query = parseInput(putQuery, req.query, 'query');
       await storeRecording(deps, id, req.body as Readable, { recordingSid: query.recording_sid });
       return reply.code(204).send();
     });
@@ -69,7 +59,7 @@ export function recordingOperatorRoutes(deps: Deps): FastifyPluginAsync {
 
     app.post('/calls/:id/recording/delete', async (req, reply) => {
       const { id } = req.params as { id: string };
-      const body = parseOr400(deleteBody, req.body);
+      const body = parseInput(deleteBody, req.body);
       await deleteRecording(deps, id, { deletionKind: body.deletion_kind, reason: body.reason ?? null });
       return reply.code(204).send();
     });

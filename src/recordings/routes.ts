@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify';
 import { authenticate, requireScope } from '../api/auth.ts';
-import { ApiError } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
 import { MESSAGES, recordingAvailability } from '../domain/recording-availability.ts';
+import { AppError } from '../errors.ts';
 import { factsOf, findRecordingCall } from './call-recording.ts';
 import { downloadHandler } from './download.ts';
 import { mintRecordingLink, REST_LINK_TTL_MS } from './links.ts';
@@ -24,9 +24,9 @@ export function recordingRoutes(deps: Deps): FastifyPluginAsync {
         const principal = requireScope(req, 'read.recordings');
         const { id } = req.params as { id: string };
         const call = await findRecordingCall(deps.db, id, { organizationId: principal.organizationId });
-        if (!call) throw new ApiError('NOT_FOUND', MESSAGES.NOT_FOUND);
+        if (!call) throw new AppError('NOT_FOUND', MESSAGES.NOT_FOUND);
         const a = recordingAvailability(factsOf(call));
-        if (!a.available) throw new ApiError(a.code, a.message);
+        if (!a.available) throw new AppError(a.code, a.message);
         const link = mintRecordingLink(deps, call.id, REST_LINK_TTL_MS);
         return { success: true, data: link, meta: { timestamp: deps.clock.now().toISOString() } };
       },
