@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { buildOpenApiDocument } from '../src/api/openapi.ts';
+import { buildOpenApiDocument } from '../src/http/public/api-v1/openapi/document.ts';
 
 /** The documented example origin, so the linted and the committed document do not depend on the environment. */
 const EXAMPLE_BASE_URL = 'https://calls.example.com';

@@ -1,4 +1,4 @@
-import { pino } from 'pino';
+import { type BaseLogger, type Bindings, type ChildLoggerOptions, pino } from 'pino';
 import { safeRequestSerializer } from './http/error-handler.ts';
 
 /**
@@ -17,4 +17,10 @@ export function createLogger(level: string) {
       censor: '[redacted]',
     },
   });
+}
+
+/** What every role logs through (Deps.log): pino's methods, the shape Fastify takes as its loggerInstance. */
+export interface Logger
+  extends Pick<BaseLogger, 'level' | 'info' | 'error' | 'debug' | 'fatal' | 'warn' | 'trace' | 'silent'> {
+  child(bindings: Bindings, options?: ChildLoggerOptions): Logger;
 }

@@ -1,7 +1,6 @@
 import { DAY } from '../clock.ts';
 import type { Deps } from '../deps.ts';
 import { badRequest } from '../errors.ts';
-import { deleteBlob } from '../recordings/ingest.ts';
 import {
   type DeletionReason,
   deletionScheduledData,
@@ -10,6 +9,7 @@ import {
 import { recordingDeletedData, recordingDeletedFactKey } from '../webhooks/event-data/recording.ts';
 import { emitEvent } from '../webhooks/outbox.ts';
 import { lockLiveCall } from './call-record.ts';
+import { deleteBlob } from './recording-ingest.ts';
 
 /**
  * Trash, scheduled deletion and erasure of a call. Trash and scheduled deletion are reversible and

@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.ts';
-import { deleteRecording } from '../recordings/lifecycle.ts';
 import { eraseCall } from './deletion.ts';
+import { deleteRecording } from './recording-lifecycle.ts';
 
 /** How many calls one sweep handles per rule; the next sweep continues where this one stopped. */
 const SWEEP_BATCH = 200;

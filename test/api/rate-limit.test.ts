@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { deleteExpiredRateLimitWindows } from '../../src/api/rate-limit.ts';
-import { buildPublicApp } from '../../src/app.ts';
+import { deleteExpiredRateLimitWindows } from '../../src/accounts/rate-limit-windows.ts';
+import { buildPublicApp } from '../../src/http/public/app.ts';
 import { insertApiKey, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { assertMatchesOpenApi } from '../helpers/openapi-check.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ADMIN_TOKEN, createHarness, type Harness } from '../helpers/harness.ts';
 
-/** What operator provisioning does to the public REST API (needs src/api/auth.ts and maintenance). */
+/** What operator provisioning does to the public REST API (needs src/http/public/api-v1/auth.ts and src/maintenance.ts). */
 let h: Harness;
 before(async () => {
   h = await createHarness();
