@@ -9,8 +9,8 @@ import { buildOperatorApp } from './http/operator/app.ts';
 import { buildPublicApp } from './http/public/app.ts';
 import { deriveKeys, loadOrCreateSecretFile, parseMasterKey, randomHex } from './keys.ts';
 import { createLogger } from './log.ts';
-import { seedDemoIfEmpty } from './operator/seed.ts';
 import { fileBlobStore } from './recordings/store.ts';
+import { seedDemoIfEmpty } from './seed/seed.ts';
 
 export type Role = 'api' | 'operator' | 'worker';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { silentMp3 } from '../../src/operator/demo-audio.ts';
+import { silentMp3 } from '../../src/seed/demo-audio.ts';
 import { ADMIN_TOKEN, createHarness, type Harness } from '../helpers/harness.ts';
 
 /** `callcap` end to end: real processes against a real operator listener on a loopback port. */
