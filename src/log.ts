@@ -1,5 +1,9 @@
 import { type BaseLogger, type Bindings, type ChildLoggerOptions, pino } from 'pino';
-import { safeRequestSerializer } from './http/error-handler.ts';
+
+/** Request serializer for the logger: never logs query strings (recording tokens) or headers. */
+export function safeRequestSerializer(req: { method: string; url: string; ip?: string }) {
+  return { method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip };
+}
 
 /**
  * JSON logger. Nothing secret is ever logged: request logs carry method, path (no query string, so

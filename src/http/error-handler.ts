@@ -58,11 +58,6 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
   });
 }
 
-/** Request serializer for the logger: never logs query strings (recording tokens) or headers. */
-export function safeRequestSerializer(req: { method: string; url: string; ip?: string }) {
-  return { method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip };
-}
-
 /**
  * Fastify's own early errors (a malformed percent-encoding in the path, say) are answered in the
  * spec's error shape too, instead of Fastify's default body.

@@ -1,7 +1,7 @@
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.ts';
-import { frameworkErrors, installErrorHandling, safeRequestSerializer } from '../error-handler.ts';
+import { frameworkErrors, installErrorHandling } from '../error-handler.ts';
 import { apiRoutes } from './api-v1/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 
@@ -20,5 +20,3 @@ export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(consoleRoutes(deps), { prefix: '/app' });
   return app;
 }
-
-export { safeRequestSerializer };
