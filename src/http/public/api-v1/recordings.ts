@@ -6,6 +6,7 @@ import { factsOf, findRecordingCall } from '../../../recordings/call-recording.t
 import { mintRecordingLink, REST_LINK_TTL_MS } from '../../../recordings/links.ts';
 import { authenticate, requireScope } from './auth.ts';
 import { downloadHandler } from './recording-download.ts';
+import { ok } from './reply.ts';
 
 /** Sets Cache-Control before anything else runs, so error answers (401, 403, 429 …) carry it too. */
 const cacheControl =
@@ -28,7 +29,7 @@ export function recordingRoutes(deps: Deps): FastifyPluginAsync {
         const a = recordingAvailability(factsOf(call));
         if (!a.available) throw new AppError(a.code, a.message);
         const link = mintRecordingLink(deps, call.id, REST_LINK_TTL_MS);
-        return { success: true, data: link, meta: { timestamp: deps.clock.now().toISOString() } };
+        return ok(deps.clock, link);
       },
     );
 
