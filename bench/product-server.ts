@@ -1,7 +1,7 @@
-import { buildPublicApp } from '../src/app.ts';
 import { systemClock } from '../src/clock.ts';
 import { loadConfig } from '../src/config.ts';
 import { openPostgres } from '../src/db/postgres.ts';
+import { buildPublicApp } from '../src/http/public/app.ts';
 import { deriveKeys } from '../src/keys.ts';
 import { createLogger } from '../src/log.ts';
 import { fileBlobStore } from '../src/recordings/store.ts';

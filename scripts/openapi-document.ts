@@ -4,7 +4,7 @@
  * the text does not depend on the environment. test/contracts/openapi-document.test.ts keeps the
  * committed file equal to it.
  */
-import { buildOpenApiDocument } from '../src/api/openapi.ts';
+import { buildOpenApiDocument } from '../src/http/public/api-v1/openapi/document.ts';
 
 export const EXAMPLE_BASE_URL = 'https://calls.example.com';
 

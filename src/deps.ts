@@ -1,8 +1,8 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Db } from './db/types.ts';
 import type { ServiceKeys } from './keys.ts';
+import type { Logger } from './log.ts';
 import type { BlobStore } from './recordings/store.ts';
 
 /** Everything a role needs, wired once by the composition root (main.ts) or a test harness. */
@@ -12,6 +12,6 @@ export interface Deps {
   config: Config;
   keys: ServiceKeys;
   store: BlobStore;
-  log: FastifyBaseLogger;
+  log: Logger;
   adminToken: string;
 }

@@ -1,5 +1,9 @@
-import { pino } from 'pino';
-import { safeRequestSerializer } from './http/error-handler.ts';
+import { type BaseLogger, type Bindings, type ChildLoggerOptions, pino } from 'pino';
+
+/** Request serializer for the logger: never logs query strings (recording tokens) or headers. */
+export function safeRequestSerializer(req: { method: string; url: string; ip?: string }) {
+  return { method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip };
+}
 
 /**
  * JSON logger. Nothing secret is ever logged: request logs carry method, path (no query string, so
@@ -17,4 +21,10 @@ export function createLogger(level: string) {
       censor: '[redacted]',
     },
   });
+}
+
+/** What every role logs through (Deps.log): pino's methods, the shape Fastify takes as its loggerInstance. */
+export interface Logger
+  extends Pick<BaseLogger, 'level' | 'info' | 'error' | 'debug' | 'fatal' | 'warn' | 'trace' | 'silent'> {
+  child(bindings: Bindings, options?: ChildLoggerOptions): Logger;
 }

@@ -1,16 +1,16 @@
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { buildPublicApp } from './app.ts';
 import { systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { openDatabase } from './db/index.ts';
 import type { Deps } from './deps.ts';
+import { buildOperatorApp } from './http/operator/app.ts';
+import { buildPublicApp } from './http/public/app.ts';
 import { deriveKeys, loadOrCreateSecretFile, parseMasterKey, randomHex } from './keys.ts';
 import { createLogger } from './log.ts';
-import { buildOperatorApp } from './operator/app.ts';
-import { seedDemoIfEmpty } from './operator/seed.ts';
 import { fileBlobStore } from './recordings/store.ts';
+import { seedDemoIfEmpty } from './seed/seed.ts';
 
 export type Role = 'api' | 'operator' | 'worker';
 

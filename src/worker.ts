@@ -1,4 +1,4 @@
-import { deleteExpiredRateLimitWindows } from './api/rate-limit.ts';
+import { deleteExpiredRateLimitWindows } from './accounts/rate-limit-windows.ts';
 import { processQueuedTranscripts } from './capture/pipeline.ts';
 import { runRetentionSweep } from './capture/retention.ts';
 import { HOUR, MINUTE, SECOND } from './clock.ts';

@@ -1,5 +1,5 @@
-import { ApiError, badRequest, notFound } from '../api/errors.ts';
 import type { Queryable } from '../db/types.ts';
+import { AppError, badRequest, notFound } from '../errors.ts';
 import { isUuid, newId } from '../ids.ts';
 import { generateApiKey, SCOPES } from './api-key-format.ts';
 import { findOwner, userBelongsTo } from './users.ts';
@@ -73,7 +73,7 @@ export async function createApiKey(
   } else {
     userId = (await findOwner(tx, k.organizationId)) ?? undefined;
     if (!userId) {
-      throw new ApiError(
+      throw new AppError(
         'VALIDATION_ERROR',
         'The organization has no owner user; pass "user_id" explicitly.',
       );

@@ -1,6 +1,6 @@
 import { isSupportedCountry } from 'libphonenumber-js';
-import { badRequest, notFound } from '../api/errors.ts';
 import type { Queryable } from '../db/types.ts';
+import { badRequest, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { checkEmail, checkPassword, createUser } from './users.ts';
 

@@ -1,5 +1,5 @@
-import { badRequest, notFound } from '../api/errors.ts';
 import type { Queryable } from '../db/types.ts';
+import { badRequest, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 
 /** Keyword trackers: processed transcripts are matched against their terms (call.tracker.matched). */

@@ -1,5 +1,5 @@
-import { ApiError, badRequest, notFound } from '../api/errors.ts';
 import { DatabaseError, type Queryable } from '../db/types.ts';
+import { AppError, badRequest, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './passwords.ts';
 
@@ -29,7 +29,7 @@ export function checkPassword(password: string, field = 'password'): void {
 }
 
 const emailTaken = () =>
-  new ApiError('CONFLICT', 'A user with this e-mail already exists; choose another e-mail address.');
+  new AppError('CONFLICT', 'A user with this e-mail already exists; choose another e-mail address.');
 
 export const isUniqueViolation = (err: unknown): boolean =>
   err instanceof DatabaseError && (err.cause as { code?: string } | undefined)?.code === '23505';

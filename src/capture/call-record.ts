@@ -1,5 +1,5 @@
-import { notFound } from '../api/errors.ts';
 import type { Queryable } from '../db/types.ts';
+import { notFound } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 
 /** The columns of a call that ingestion reads, with its organization's name, language and country. */

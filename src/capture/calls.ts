@@ -1,9 +1,9 @@
-import { notFound, validationError } from '../api/errors.ts';
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import { type FollowupDraft, normalizeImportedAnalysis, type ProcessedAnalysis } from '../domain/analysis.ts';
 import { INITIAL_OUTBOUND_LIFECYCLE } from '../domain/outbound-lifecycle.ts';
 import { normalizePhone } from '../domain/phone.ts';
+import { notFound, validationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Analyzer } from './analyzer.ts';
 import { organizationOwner } from './call-record.ts';

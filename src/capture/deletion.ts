@@ -1,7 +1,6 @@
-import { badRequest } from '../api/errors.ts';
 import { DAY } from '../clock.ts';
 import type { Deps } from '../deps.ts';
-import { deleteBlob } from '../recordings/ingest.ts';
+import { badRequest } from '../errors.ts';
 import { eraseCallFromWebhooks } from '../webhooks/erasure.ts';
 import {
   type DeletionReason,
@@ -11,6 +10,7 @@ import {
 import { recordingDeletedData, recordingDeletedFactKey } from '../webhooks/event-data/recording.ts';
 import { emitEvent } from '../webhooks/outbox.ts';
 import { lockLiveCall } from './call-record.ts';
+import { deleteBlob } from './recording-ingest.ts';
 
 /**
  * Trash, scheduled deletion and erasure of a call. Trash and scheduled deletion are reversible and

@@ -1,4 +1,3 @@
-import { badRequest, validationError } from '../api/errors.ts';
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import {
@@ -9,6 +8,7 @@ import {
   type OutboundLifecycle,
   transitionOutbound,
 } from '../domain/outbound-lifecycle.ts';
+import { badRequest, validationError } from '../errors.ts';
 import {
   attemptedFactKey,
   callFailedData,

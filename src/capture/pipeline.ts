@@ -1,7 +1,7 @@
-import { ApiError } from '../api/errors.ts';
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import type { FollowupDraft, ProcessedAnalysis } from '../domain/analysis.ts';
+import { AppError } from '../errors.ts';
 import { type Analyzer, ruleBasedAnalyzer } from './analyzer.ts';
 import { findIngestCall, lockLiveCall } from './call-record.ts';
 import { completeIfReady, RECORDING_WAIT_MS } from './completion.ts';
@@ -39,7 +39,7 @@ export async function submitTranscript(
       const existing =
         call.processing_state === 'queued' ? call.pending_transcript : await storedTranscript(tx, call.id);
       if (existing !== input.text) {
-        throw new ApiError(
+        throw new AppError(
           'CONFLICT',
           'This call already has a different transcript; a call is transcribed once. Re-post the same text to retry safely.',
         );

@@ -1,7 +1,7 @@
-import { ApiError } from '../api/errors.ts';
 import type { Deps } from '../deps.ts';
-import { deleteRecording } from '../recordings/lifecycle.ts';
+import { AppError } from '../errors.ts';
 import { eraseCall } from './deletion.ts';
+import { deleteRecording } from './recording-lifecycle.ts';
 
 /** How many calls one sweep handles per rule; the next sweep continues where this one stopped. */
 const SWEEP_BATCH = 200;
@@ -62,7 +62,7 @@ async function attempt(deps: Deps, callId: string, what: string, fn: () => Promi
     return true;
   } catch (err) {
     // Erased meanwhile: another worker's sweep (every worker runs it) or an operator got there first.
-    if (err instanceof ApiError && err.code === 'NOT_FOUND') return false;
+    if (err instanceof AppError && err.code === 'NOT_FOUND') return false;
     deps.log.error({ callId, sweep: what, err: (err as Error).message }, 'retention sweep failed for a call');
     return false;
   }

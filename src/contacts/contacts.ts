@@ -1,7 +1,7 @@
-import { badRequest, notFound, validationError } from '../api/errors.ts';
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import { normalizePhone } from '../domain/phone.ts';
+import { badRequest, notFound, validationError } from '../errors.ts';
 import { isUuid, newId } from '../ids.ts';
 import {
   contactCreatedData,

@@ -1,7 +1,7 @@
 /**
  * A stored call → the public Call object (spec "Resources and their fields" → Call). Pure: the
- * query that loads CallViewRow lives in src/api/call-queries.ts. Every field is always present,
- * null where the spec allows it.
+ * query that loads CallViewRow lives in src/http/public/api-v1/call-queries.ts. Every field is
+ * always present, null where the spec allows it.
  */
 import type { CrmStatus, Direction, OutboundLifecycle, ReviewStatus } from './values.ts';
 

@@ -1,21 +1,24 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, errorBody } from '../api/errors.ts';
 import type { Clock } from '../clock.ts';
 import { DatabaseError } from '../db/types.ts';
+import { AppError } from '../errors.ts';
+
+/** The error body of every listener (spec "Errors"). */
+export function errorBody(code: string, message: string, now: Date) {
+  return { success: false as const, error: { code, message }, meta: { timestamp: now.toISOString() } };
+}
 
 /**
  * One handler renders every error in the spec's shape. 5xx bodies never carry internals: the
  * cause goes to the log (which never holds secrets), the client gets a stable code and message.
  */
 export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
-  app.setErrorHandler((err: FastifyError | ApiError | DatabaseError | Error, req, reply) => {
+  app.setErrorHandler((err: FastifyError | AppError | DatabaseError | Error, req, reply) => {
     const now = clock.now();
-    if (err instanceof ApiError) {
+    if (err instanceof AppError) {
       if (err.status >= 500) req.log.error({ err: err.cause ?? err }, 'request failed');
-      return reply
-        .code(err.status)
-        .headers(err.headers)
-        .send(errorBody(err.code, err.message, now));
+      if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
+      return reply.code(err.status).send(errorBody(err.code, err.message, now));
     }
     if (err instanceof DatabaseError) {
       req.log.error({ err }, 'database error');
@@ -53,11 +56,6 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
       .code(404)
       .send(errorBody('NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}.`, clock.now()));
   });
-}
-
-/** Request serializer for the logger: never logs query strings (recording tokens) or headers. */
-export function safeRequestSerializer(req: { method: string; url: string; ip?: string }) {
-  return { method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { type Readable, Transform } from 'node:stream';
 import { parseFile, parseStream } from 'music-metadata';
-import { ApiError } from '../api/errors.ts';
+import { AppError } from '../errors.ts';
 import type { BlobStore } from './store.ts';
 
 /**
@@ -45,4 +45,4 @@ export function capped(source: Readable, max: number): Readable {
 }
 
 export const tooLarge = (max: number) =>
-  new ApiError('PAYLOAD_TOO_LARGE', `The recording exceeds ${max} bytes; upload a smaller MP3 file.`);
+  new AppError('PAYLOAD_TOO_LARGE', `The recording exceeds ${max} bytes; upload a smaller MP3 file.`);

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { notFound, validationError } from '../api/errors.ts';
 import { SECOND } from '../clock.ts';
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
@@ -9,6 +8,7 @@ import {
   type SubscriptionState,
   type VerificationMode,
 } from '../domain/subscription-state.ts';
+import { notFound, validationError } from '../errors.ts';
 import { createWebhookClient } from './http-client.ts';
 
 /**

@@ -8,10 +8,7 @@
  * operator who opens it for a Prometheus elsewhere should not publish tenant-wide counts): in
  * prometheus.yml, `authorization: { credentials_file: <DATA_DIR>/admin-token }`.
  */
-import type { FastifyPluginAsync } from 'fastify';
 import type { Queryable } from '../db/types.ts';
-import type { Deps } from '../deps.ts';
-import { operatorAuth } from '../operator/operator-auth.ts';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'dead_lettered', 'skipped'] as const;
 export const QUEUES = ['ready', 'in_flight', 'scheduled', 'held'] as const;
@@ -93,17 +90,4 @@ export async function renderWebhookMetrics(db: Queryable, now: Date): Promise<st
       ],
     ),
   ].join('\n')}\n`;
-}
-
-/** Registers GET /metrics (operator bearer token) on the operator app. */
-export function webhookMetricsRoutes(deps: Deps): FastifyPluginAsync {
-  return async (app) => {
-    app.get('/metrics', { onRequest: operatorAuth(deps) }, async (_req, reply) => {
-      const text = await renderWebhookMetrics(deps.db, deps.clock.now());
-      reply
-        .header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
-        .header('cache-control', 'no-store');
-      return text;
-    });
-  };
 }

@@ -1,8 +1,8 @@
-import { ApiError, badRequest, notFound } from '../api/errors.ts';
 import { DAY } from '../clock.ts';
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import type { SubscriptionState } from '../domain/subscription-state.ts';
+import { AppError, badRequest, notFound } from '../errors.ts';
 import { ERASED_CONTENT_SQL } from './erasure.ts';
 import { wakeWorkers } from './handshake.ts';
 
@@ -58,9 +58,9 @@ export async function resendDelivery(
     );
     const d = rows[0];
     if (!d) throw notFound(`No delivery ${deliveryId} in your organization.`);
-    if (d.erased) throw new ApiError('CONFLICT', erasedMessage(d.call_id!));
+    if (d.erased) throw new AppError('CONFLICT', erasedMessage(d.call_id!));
     if (!(RESENDABLE as readonly string[]).includes(d.status)) {
-      throw new ApiError(
+      throw new AppError(
         'CONFLICT',
         `Only a dead-lettered or skipped delivery can be resent; this one is ${d.status}${d.status === 'pending' ? ' and will be attempted anyway' : ''}.`,
       );

@@ -1,8 +1,8 @@
-import { ApiError, notFound } from '../api/errors.ts';
 import { DAY, HOUR } from '../clock.ts';
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import { nextSubscriptionState, type SubscriptionState } from '../domain/subscription-state.ts';
+import { AppError, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { encryptSecret } from './secret-box.ts';
 import { lockSubscription, newSigningSecret } from './subscriptions.ts';
@@ -21,7 +21,7 @@ import { enqueueTestEvent, subscriptionInactive } from './test-event.ts';
 export const PENDING_ROTATION_TTL_MS = DAY;
 export const RETIRING_GRACE_MS = HOUR;
 
-const rotationConflict = (message: string) => new ApiError('CONFLICT', message);
+const rotationConflict = (message: string) => new AppError('CONFLICT', message);
 
 async function expireSecrets(tx: Queryable, where: string, params: unknown[], now: Date, reason: string) {
   const { rows } = await tx.query<{ id: string }>(

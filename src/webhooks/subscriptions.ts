@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { badRequest, notFound, validationError } from '../api/errors.ts';
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import type { SubscriptionState, VerificationMode } from '../domain/subscription-state.ts';
+import { badRequest, notFound, validationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { SELECTABLE_EVENT_TYPES, TEST_EVENT_TYPE } from './event-types.ts';
 import { assertActivationAllowed, type HandshakeResult, performHandshake } from './handshake.ts';

@@ -1,9 +1,9 @@
 import { v5 as uuidv5 } from 'uuid';
-import { ApiError } from '../api/errors.ts';
 import { MINUTE } from '../clock.ts';
 import type { Queryable } from '../db/types.ts';
 import type { ProcessedAnalysis } from '../domain/analysis.ts';
 import { callAppUrl } from '../domain/call-view.ts';
+import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { callCompletedData } from './event-data/call-processing.ts';
 import { TEST_EVENT_TYPE } from './event-types.ts';
@@ -22,7 +22,7 @@ export const TEST_EVENT_MESSAGE =
 const TEST_CALL_NAMESPACE = '0b6d7c1e-5f3a-4d2b-9c8e-7a1f2e3d4c5b';
 
 export const subscriptionInactive = () =>
-  new ApiError(
+  new AppError(
     'SUBSCRIPTION_INACTIVE',
     'The webhook subscription is not active (inactive or paused); re-verify it with POST /app/api/webhook-subscriptions/{id}/verify first.',
     { status: 409 },

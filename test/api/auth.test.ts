@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { buildPublicApp } from '../../src/app.ts';
 import { DatabaseError, type Db } from '../../src/db/types.ts';
+import { buildPublicApp } from '../../src/http/public/app.ts';
 import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { errorOf } from '../helpers/http.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, test } from 'node:test';
-import { FLAG_TTL_MS, readPublicApiEnabled, setPublicApiEnabled } from '../../src/api/maintenance.ts';
-import { buildPublicApp } from '../../src/app.ts';
+import { buildPublicApp } from '../../src/http/public/app.ts';
+import { FLAG_TTL_MS, readPublicApiEnabled, setPublicApiEnabled } from '../../src/maintenance.ts';
 import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { bearer } from '../helpers/http.ts';

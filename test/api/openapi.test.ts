@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { buildOpenApiDocument } from '../../src/api/openapi.ts';
 import { CRM_STATUSES, DIRECTIONS } from '../../src/domain/values.ts';
+import { buildOpenApiDocument } from '../../src/http/public/api-v1/openapi/document.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import type { Json } from '../helpers/json.ts';
 import { assertMatchesOpenApi, openApiDocument } from '../helpers/openapi-check.ts';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { setPublicApiEnabled } from '../../src/api/maintenance.ts';
-import { deleteExpiredRateLimitWindows } from '../../src/api/rate-limit.ts';
-import { buildPublicApp } from '../../src/app.ts';
+import { deleteExpiredRateLimitWindows } from '../../src/accounts/rate-limit-windows.ts';
+import { buildPublicApp } from '../../src/http/public/app.ts';
+import { setPublicApiEnabled } from '../../src/maintenance.ts';
 import { insertApiKey, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { admin, bearer, errorOf } from '../helpers/http.ts';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { silentMp3 } from '../../src/operator/demo-audio.ts';
+import { silentMp3 } from '../../src/seed/demo-audio.ts';
 import { ADMIN_TOKEN } from '../helpers/deps.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { clientNetwork } from '../../src/console/login-throttle.ts';
+import { clientNetwork } from '../../src/accounts/login-throttle.ts';
 
 test('clientNetwork: IPv4 as is, IPv4-mapped IPv6 as IPv4, IPv6 as its /64', () => {
   assert.equal(clientNetwork('203.0.113.9'), '203.0.113.9');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { buildOpenApiDocument } from '../../src/api/openapi.ts';
+import { buildOpenApiDocument } from '../../src/http/public/api-v1/openapi/document.ts';
 import type { Json } from './json.ts';
 
 /**

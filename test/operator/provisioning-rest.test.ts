@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { admin, bearer } from '../helpers/http.ts';
 
-/** What operator provisioning does to the public REST API (needs src/api/auth.ts and maintenance). */
+/** What operator provisioning does to the public REST API (needs src/http/public/api-v1/auth.ts and src/maintenance.ts). */
 let h: Harness;
 before(async () => {
   h = await createHarness();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { buildPublicApp } from '../../src/app.ts';
+import { buildPublicApp } from '../../src/http/public/app.ts';
 import { mintRecordingLink, REST_LINK_TTL_MS } from '../../src/recordings/links.ts';
 import type { BlobStore } from '../../src/recordings/store.ts';
 import { insertCallWithAudio, insertOrg } from '../helpers/fixtures.ts';

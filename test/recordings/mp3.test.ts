@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseBuffer } from 'music-metadata';
-import { decideRange } from '../../src/recordings/range.ts';
+import { decideRange } from '../../src/http/public/api-v1/range.ts';
 import { durationOf, FRAME_SECONDS, mp3, mp3Frames } from '../helpers/mp3.ts';
 
 test('the generated MP3 frame header is MPEG-1 Layer III, 128 kbps, 44.1 kHz', () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { seedDemoIfEmpty } from '../../src/operator/seed.ts';
+import { seedDemoIfEmpty } from '../../src/seed/seed.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 
-/** The demo seed read back through the public REST API, as a new operator would (needs src/api). */
+/** The demo seed read back through the public REST API, as a new operator would (needs src/http/public/api-v1). */
 let h: Harness;
 let key: string;
 before(async () => {

@@ -4,8 +4,8 @@ import { parseFile } from 'music-metadata';
 import { hashApiKey } from '../../src/accounts/api-key-format.ts';
 import { verifyPassword } from '../../src/accounts/passwords.ts';
 import { DAY } from '../../src/clock.ts';
-import { silentMp3 } from '../../src/operator/demo-audio.ts';
-import { DEMO_OWNER_EMAIL, seedDemoIfEmpty } from '../../src/operator/seed.ts';
+import { silentMp3 } from '../../src/seed/demo-audio.ts';
+import { DEMO_OWNER_EMAIL, seedDemoIfEmpty } from '../../src/seed/seed.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 
 let h: Harness;

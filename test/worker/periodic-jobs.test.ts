@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { hourWindow } from '../../src/api/rate-limit.ts';
+import { hourWindow } from '../../src/accounts/rate-limit-windows.ts';
 import { submitTranscript } from '../../src/capture/pipeline.ts';
 import { DAY, HOUR, MINUTE, SECOND } from '../../src/clock.ts';
 import { emitEvent } from '../../src/webhooks/outbox.ts';

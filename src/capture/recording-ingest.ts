@@ -1,0 +1,95 @@
+import type { Readable } from 'node:stream';
+import type { Deps } from '../deps.ts';
+import { MESSAGES, recordingAvailability } from '../domain/recording-availability.ts';
+import { AppError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { factsOf, findRecordingCall, type RecordingCall } from '../recordings/call-recording.ts';
+import { EVENT_LINK_TTL_MS, mintRecordingLink } from '../recordings/links.ts';
+import { capped, MAX_RECORDING_BYTES, measureMp3 } from '../recordings/measure.ts';
+import { recordingReadyData, recordingReadyFactKey } from '../webhooks/event-data/recording.ts';
+import { emitEvent } from '../webhooks/outbox.ts';
+import { completeIfReady } from './completion.ts';
+
+/**
+ * Audio may be stored for a call unless that would contradict an answer the service already gave:
+ * an erased call is gone (404); a call whose recording-url answers 410 (deleted, never captured)
+ * must keep answering 410, and a call in no_recording mode must not hold audio (409 CONFLICT).
+ */
+function assertAcceptsAudio(call: RecordingCall | null): asserts call is RecordingCall {
+  if (!call || call.erased_at) throw new AppError('NOT_FOUND', MESSAGES.NOT_FOUND);
+  if (call.recording_mode === 'no_recording') {
+    throw new AppError('CONFLICT', 'The call runs in no_recording mode; its audio must not be stored.');
+  }
+  const a = recordingAvailability(factsOf(call));
+  if (!a.available && a.status === 410) {
+    throw new AppError(
+      'CONFLICT',
+      `The call's recording-url already answers ${a.code}, which is final; audio can no longer be stored for it.`,
+    );
+  }
+}
+
+/**
+ * PUT /admin/v1/calls/{id}/recording: streams the body into a fresh blob (one per upload, so a bad
+ * re-upload never destroys a good file), measures its duration from the stored frames, then in ONE
+ * transaction marks the recording available, emits call.recording.ready and runs the capture
+ * pipeline's completion step (a processed call waiting for its audio completes). The previous blob of a
+ * re-upload is deleted after the commit; the new one is deleted whenever the upload does not commit.
+ */
+export async function storeRecording(
+  deps: Deps,
+  callId: string,
+  body: Readable,
+  opts: { recordingSid?: string } = {},
+): Promise<void> {
+  const before = await findRecordingCall(deps.db, callId);
+  assertAcceptsAudio(before);
+  const key = `recordings/${before.organization_id}/${before.id}/${newId()}.mp3`;
+  let committed = false;
+  try {
+    const { bytes } = await deps.store.put(key, capped(body, MAX_RECORDING_BYTES));
+    const duration = await measureMp3(deps.store, key, bytes);
+    if (duration === null) {
+      throw new AppError(
+        'BAD_REQUEST',
+        'body is not an MP3 file: send MPEG audio frames with Content-Type: audio/mpeg.',
+      );
+    }
+    const previousKey = await deps.db.transaction(async (tx) => {
+      const call = await findRecordingCall(tx, callId, { forUpdate: true });
+      assertAcceptsAudio(call);
+      const now = deps.clock.now();
+      await tx.query(
+        `UPDATE calls SET recording_state = 'available', recording_key = $2, recording_bytes = $3, duration = $4,
+                recording_sid = COALESCE($5, recording_sid), updated_at = $6
+          WHERE id = $1`,
+        [call.id, key, bytes, duration, opts.recordingSid ?? null, now],
+      );
+      await emitEvent(tx, {
+        organizationId: call.organization_id,
+        eventType: 'call.recording.ready',
+        resourceId: call.id,
+        callId: call.id,
+        factKey: recordingReadyFactKey(call.id),
+        data: recordingReadyData(call.id, mintRecordingLink(deps, call.id, EVENT_LINK_TTL_MS).url, duration),
+        createdAt: now,
+      });
+      // A processed call that waited for its audio completes now (call.completed with this recording).
+      await completeIfReady(tx, deps, call.id);
+      return call.recording_key;
+    });
+    committed = true;
+    if (previousKey && previousKey !== key) await deleteBlob(deps, previousKey);
+  } finally {
+    if (!committed) await deleteBlob(deps, key);
+  }
+}
+
+/** Best effort: a blob that cannot be deleted is logged for the operator, never surfaced to the caller. */
+export async function deleteBlob(deps: Deps, key: string): Promise<void> {
+  try {
+    await deps.store.delete(key);
+  } catch (err) {
+    deps.log.error({ err, key }, 'could not delete recording blob');
+  }
+}

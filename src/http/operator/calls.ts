@@ -1,0 +1,94 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { type Analyzer, ruleBasedAnalyzer } from '../../capture/analyzer.ts';
+import { createCall } from '../../capture/calls.ts';
+import { cancelDeletion, eraseCall, scheduleDeletion, setTrashed } from '../../capture/deletion.ts';
+import { applyLifecycle } from '../../capture/lifecycle.ts';
+import { processTranscript, submitTranscript } from '../../capture/pipeline.ts';
+import {
+  createCallSchema,
+  lifecycleSchema,
+  scheduleDeletionSchema,
+  transcriptSchema,
+} from '../../capture/schemas.ts';
+import type { Deps } from '../../deps.ts';
+import { notFound, parseInput } from '../../errors.ts';
+import { isUuid } from '../../ids.ts';
+
+type IdParams = { Params: { id: string } };
+
+/**
+ * Call ingestion (spec/operator-api.md "Call ingestion"): what a telephony adapter reports. Each
+ * operation is a domain transition that writes its change and its events in one transaction (the
+ * services in src/capture and src/contacts). Success bodies are plain objects, like all of the
+ * operator API. The analyzer is the built-in rule-based one unless the composition root passes another.
+ */
+export function ingestionRoutes(deps: Deps, opts: { analyzer?: Analyzer } = {}): FastifyPluginAsync {
+  const analyzer = opts.analyzer ?? ruleBasedAnalyzer();
+  return async (app) => {
+    // Analyses started right after a 202; closing the app waits for them (the worker heals the rest).
+    const inflight = new Set<Promise<unknown>>();
+    app.addHook('onClose', async () => {
+      await Promise.allSettled([...inflight]);
+    });
+    const analyseSoon = (callId: string) => {
+      const run = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => processTranscript(deps, callId, analyzer))
+        .catch((err) => deps.log.error({ err, callId }, 'transcript analysis failed; the worker will retry'))
+        .finally(() => inflight.delete(run));
+      inflight.add(run);
+    };
+
+    app.post<{ Params: { org: string } }>('/organizations/:org/calls', async (req, reply) => {
+      if (!isUuid(req.params.org)) throw notFound(`No organization ${req.params.org}.`);
+      const body = parseInput(createCallSchema, req.body);
+      return reply.code(201).send(await createCall(deps, req.params.org.toLowerCase(), body, analyzer));
+    });
+
+    app.post<IdParams>('/calls/:id/transcript', async (req, reply) => {
+      const body = parseInput(transcriptSchema, req.body);
+      const r = await submitTranscript(deps, req.params.id, {
+        text: body.text,
+        language: body.language ?? null,
+      });
+      if (r.processing_state === 'queued') analyseSoon(r.call_id);
+      return reply.code(202).send({ call_id: r.call_id, processing_state: r.processing_state });
+    });
+
+    app.post<IdParams>('/calls/:id/lifecycle', async (req) => {
+      const body = parseInput(lifecycleSchema, req.body);
+      return applyLifecycle(deps, req.params.id, {
+        state: body.state,
+        failureReason: body.failure_reason ?? null,
+      });
+    });
+
+    app.post<IdParams>('/calls/:id/trash', async (req, reply) => {
+      await setTrashed(deps, req.params.id, true);
+      return reply.code(204).send();
+    });
+
+    app.post<IdParams>('/calls/:id/restore', async (req, reply) => {
+      await setTrashed(deps, req.params.id, false);
+      return reply.code(204).send();
+    });
+
+    app.post<IdParams>('/calls/:id/schedule-deletion', async (req, reply) => {
+      const body = parseInput(scheduleDeletionSchema, req.body);
+      await scheduleDeletion(deps, req.params.id, {
+        reason: body.reason,
+        pendingDeletionAt: body.pending_deletion_at ? new Date(body.pending_deletion_at) : null,
+      });
+      return reply.code(204).send();
+    });
+
+    app.post<IdParams>('/calls/:id/cancel-deletion', async (req, reply) => {
+      await cancelDeletion(deps, req.params.id);
+      return reply.code(204).send();
+    });
+
+    app.post<IdParams>('/calls/:id/erase', async (req, reply) => {
+      await eraseCall(deps, req.params.id);
+      return reply.code(204).send();
+    });
+  };
+}

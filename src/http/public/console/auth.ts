@@ -1,0 +1,44 @@
+import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import { type ConsoleSession, csrfMatches, loadSession, SESSION_COOKIE } from '../../../accounts/sessions.ts';
+import type { Deps } from '../../../deps.ts';
+import { forbidden, unauthorized } from '../../../errors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    consoleSession?: ConsoleSession;
+  }
+}
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * onRequest hook of every console JSON route except login: a live session cookie (else 401), and
+ * on state-changing methods the session's CSRF token in x-csrf-token (else 403). The Authorization
+ * header is never read here: an API key authenticates nothing in the console, so a request with
+ * only a Bearer key answers 401 like any request without a session.
+ */
+export function consoleAuth(deps: Deps): onRequestAsyncHookHandler {
+  return async (req) => {
+    const cookie = req.cookies?.[SESSION_COOKIE];
+    const session = cookie ? await loadSession(deps.db, cookie, deps.clock.now()) : null;
+    if (!session) {
+      const bearer = /^Bearer\s/i.test(req.headers.authorization ?? '');
+      throw unauthorized(
+        bearer
+          ? 'API keys are not accepted by the console API; log in with POST /app/api/login and send the session cookie.'
+          : 'No valid console session; log in with POST /app/api/login and send the cc_session cookie.',
+      );
+    }
+    if (STATE_CHANGING.has(req.method) && !csrfMatches(session, req.headers['x-csrf-token'])) {
+      throw forbidden(
+        'Missing or wrong CSRF token: send header x-csrf-token with the csrf_token from GET /app/api/session.',
+      );
+    }
+    req.consoleSession = session;
+  };
+}
+
+export function requireSession(req: FastifyRequest): ConsoleSession {
+  if (!req.consoleSession) throw new Error('consoleAuth() must run first');
+  return req.consoleSession;
+}

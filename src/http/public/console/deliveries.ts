@@ -1,0 +1,67 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import type { Deps } from '../../../deps.ts';
+import { notFound, parseInput } from '../../../errors.ts';
+import {
+  DELIVERY_LOG_DEFAULT_LIMIT,
+  DELIVERY_LOG_MAX_LIMIT,
+  DELIVERY_STATUSES,
+  listDeliveries,
+} from '../../../webhooks/delivery-log.ts';
+import { bulkResend, RESENDABLE, resendDelivery } from '../../../webhooks/resend.ts';
+import { requireSession } from './auth.ts';
+import { isIdParam } from './path-id.ts';
+
+const logQuery = z.object({
+  status: z.enum(DELIVERY_STATUSES).optional(),
+  limit: z.coerce.number().int().min(1).max(DELIVERY_LOG_MAX_LIMIT).default(DELIVERY_LOG_DEFAULT_LIMIT),
+  cursor: z.string().min(1).optional(),
+});
+
+const dateTime = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
+
+const bulkBody = z.object({
+  from: dateTime,
+  to: dateTime,
+  statuses: z.array(z.enum(RESENDABLE)).min(1).optional(),
+  dry_run: z.boolean().optional(),
+});
+
+type IdParams = { Params: { id: string } };
+
+/** The delivery log and resend (single and bulk). */
+export function deliveryRoutes(deps: Deps): FastifyPluginAsync {
+  return async (app) => {
+    app.get<IdParams>('/webhook-subscriptions/:id/deliveries', async (req) => {
+      const s = requireSession(req);
+      const q = parseInput(logQuery, req.query, 'query');
+      if (!isIdParam(req.params.id))
+        throw notFound(`No webhook subscription ${req.params.id} in your organization.`);
+      return listDeliveries(deps.db, {
+        organizationId: s.organizationId,
+        subscriptionId: req.params.id,
+        ...q,
+      });
+    });
+
+    app.post<IdParams>('/deliveries/:id/resend', async (req, reply) => {
+      const s = requireSession(req);
+      if (!isIdParam(req.params.id)) throw notFound(`No delivery ${req.params.id} in your organization.`);
+      return reply.code(202).send(await resendDelivery(deps, s.organizationId, req.params.id));
+    });
+
+    app.post<IdParams>('/webhook-subscriptions/:id/deliveries/resend', async (req, reply) => {
+      const s = requireSession(req);
+      const body = parseInput(bulkBody, req.body ?? {});
+      if (!isIdParam(req.params.id))
+        throw notFound(`No webhook subscription ${req.params.id} in your organization.`);
+      const r = await bulkResend(deps, s.organizationId, req.params.id, {
+        from: body.from,
+        to: body.to,
+        statuses: body.statuses ? [...new Set(body.statuses)] : [...RESENDABLE],
+        dryRun: body.dry_run ?? false,
+      });
+      return reply.code(r.dry_run ? 200 : 202).send(r);
+    });
+  };
+}

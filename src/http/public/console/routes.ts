@@ -1,0 +1,37 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Deps } from '../../../deps.ts';
+import { apiKeyRoutes } from './api-keys.ts';
+import { consoleAuth } from './auth.ts';
+import { deliveryRoutes } from './deliveries.ts';
+import { rotationRoutes } from './rotations.ts';
+import { loginRoute, sessionRoutes } from './session.ts';
+import { subscriptionRoutes } from './webhook-subscriptions.ts';
+
+/**
+ * The console (prefix /app). Its JSON API lives under /app/api: plain JSON objects at the top
+ * level (lists as {items: [...]}, paginated lists add next_cursor), errors in the public shape.
+ * Everything but POST /api/login needs a session cookie; state-changing methods also need the
+ * x-csrf-token header. No response is cached (they carry CSRF tokens and one-time secrets).
+ */
+export function consoleRoutes(deps: Deps): FastifyPluginAsync {
+  return async (app) => {
+    await app.register(
+      async (api) => {
+        api.addHook('onSend', async (_req, reply, payload) => {
+          reply.header('cache-control', 'no-store');
+          return payload;
+        });
+        await api.register(loginRoute(deps));
+        await api.register(async (authed) => {
+          authed.addHook('onRequest', consoleAuth(deps));
+          await authed.register(sessionRoutes(deps));
+          await authed.register(apiKeyRoutes(deps));
+          await authed.register(subscriptionRoutes(deps));
+          await authed.register(rotationRoutes(deps));
+          await authed.register(deliveryRoutes(deps));
+        });
+      },
+      { prefix: '/api' },
+    );
+  };
+}

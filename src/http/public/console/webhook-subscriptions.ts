@@ -1,0 +1,87 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import type { Deps } from '../../../deps.ts';
+import { notFound, parseInput } from '../../../errors.ts';
+import { verifySubscription } from '../../../webhooks/handshake.ts';
+import {
+  createSubscription,
+  deleteSubscription,
+  getSubscription,
+  listSubscriptions,
+  lockSubscription,
+} from '../../../webhooks/subscriptions.ts';
+import { enqueueTestEvent, subscriptionInactive } from '../../../webhooks/test-event.ts';
+import { requireSession } from './auth.ts';
+import { isIdParam } from './path-id.ts';
+
+const createBody = z.object({
+  url: z.string().min(1),
+  event_types: z.array(z.string()).optional(),
+  verification_mode: z.enum(['permissive', 'strict']).optional(),
+});
+
+type IdParams = { Params: { id: string } };
+const missing = (id: string) => notFound(`No webhook subscription ${id} in your organization.`);
+
+/** Webhook subscriptions: list, create (+ handshake), read, re-verify, test, delete. */
+export function subscriptionRoutes(deps: Deps): FastifyPluginAsync {
+  return async (app) => {
+    app.get('/webhook-subscriptions', async (req) => {
+      const s = requireSession(req);
+      return { items: await listSubscriptions(deps.db, s.organizationId, deps.clock.now()) };
+    });
+
+    app.post('/webhook-subscriptions', async (req, reply) => {
+      const s = requireSession(req);
+      const body = parseInput(createBody, req.body ?? {});
+      const created = await createSubscription(deps, {
+        organizationId: s.organizationId,
+        url: body.url,
+        eventTypes: body.event_types,
+        verificationMode: body.verification_mode,
+      });
+      return reply.code(201).send(created);
+    });
+
+    app.get<IdParams>('/webhook-subscriptions/:id', async (req) => {
+      const s = requireSession(req);
+      const sub = isIdParam(req.params.id)
+        ? await getSubscription(deps.db, s.organizationId, req.params.id, deps.clock.now())
+        : null;
+      if (!sub) throw missing(req.params.id);
+      return sub;
+    });
+
+    app.post<IdParams>('/webhook-subscriptions/:id/verify', async (req) => {
+      const s = requireSession(req);
+      if (!isIdParam(req.params.id)) throw missing(req.params.id);
+      return verifySubscription(deps, s.organizationId, req.params.id);
+    });
+
+    app.post<IdParams>('/webhook-subscriptions/:id/test', async (req, reply) => {
+      const s = requireSession(req);
+      if (!isIdParam(req.params.id)) throw missing(req.params.id);
+      const id = req.params.id;
+      const queued = await deps.db.transaction(async (tx) => {
+        const sub = await lockSubscription(tx, s.organizationId, id);
+        if (sub.state !== 'active') throw subscriptionInactive();
+        return enqueueTestEvent(tx, {
+          organizationId: s.organizationId,
+          subscriptionId: id,
+          secretId: null,
+          now: deps.clock.now(),
+          publicBaseUrl: deps.config.publicBaseUrl,
+        });
+      });
+      return reply.code(202).send(queued);
+    });
+
+    app.delete<IdParams>('/webhook-subscriptions/:id', async (req, reply) => {
+      const s = requireSession(req);
+      const ok =
+        isIdParam(req.params.id) && (await deleteSubscription(deps, s.organizationId, req.params.id));
+      if (!ok) throw missing(req.params.id);
+      return reply.code(204).send();
+    });
+  };
+}
