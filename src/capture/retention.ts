@@ -3,8 +3,14 @@ import { AppError } from '../errors.ts';
 import { eraseCall } from './deletion.ts';
 import { deleteRecording } from './recording-lifecycle.ts';
 
-/** How many calls one sweep handles per rule; the next sweep continues where this one stopped. */
+/** Calls read per query. A run keeps reading batches while they come back full. */
 const SWEEP_BATCH = 200;
+/**
+ * Batches one run handles per rule at most (10,000 calls): a backlog — say retention_days first set
+ * on an organization with years of audio — clears in minutes, while a run stays bounded and the
+ * next run (a minute later) continues where this one stopped.
+ */
+const MAX_BATCHES_PER_RUN = 50;
 
 export interface RetentionResult {
   erased: number;
@@ -22,38 +28,73 @@ export interface RetentionResult {
  * failure on one call never blocks the others. Several workers may sweep at once: a call erased by
  * another one between the read and the lock is skipped, not reported as a failure.
  */
-export async function runRetentionSweep(deps: Deps): Promise<RetentionResult> {
+export async function runRetentionSweep(
+  deps: Deps,
+  opts: { batch?: number; maxBatches?: number } = {},
+): Promise<RetentionResult> {
   const now = deps.clock.now();
+  const batch = opts.batch ?? SWEEP_BATCH;
+  const maxBatches = opts.maxBatches ?? MAX_BATCHES_PER_RUN;
   const result: RetentionResult = { erased: 0, recordingsDeleted: 0 };
 
-  const due = await deps.db.query<{ id: string }>(
-    `SELECT id FROM calls WHERE pending_deletion_at <= $1 AND erased_at IS NULL
-      ORDER BY pending_deletion_at LIMIT $2`,
-    [now, SWEEP_BATCH],
-  );
-  for (const { id } of due.rows) {
-    if (await attempt(deps, id, 'erase', () => eraseCall(deps, id))) result.erased++;
-  }
+  result.erased = await inBatches(batch, maxBatches, async (skip) => {
+    const due = await deps.db.query<{ id: string }>(
+      `SELECT id FROM calls WHERE pending_deletion_at <= $1 AND erased_at IS NULL AND NOT (id = ANY ($3::uuid[]))
+        ORDER BY pending_deletion_at LIMIT $2`,
+      [now, batch, skip],
+    );
+    return {
+      ids: due.rows.map((r) => r.id),
+      handle: (id) => attempt(deps, id, 'erase', () => eraseCall(deps, id)),
+    };
+  });
 
   const orgs = await deps.db.query<{ id: string; retention_days: number }>(
     'SELECT id, retention_days FROM organizations WHERE retention_days IS NOT NULL',
   );
   for (const org of orgs.rows) {
     const cutoff = new Date(now.getTime() - org.retention_days * 24 * 3600 * 1000);
-    const old = await deps.db.query<{ id: string }>(
-      `SELECT id FROM calls
-        WHERE organization_id = $1 AND erased_at IS NULL AND recording_state = 'available' AND created_at < $2
-        ORDER BY created_at LIMIT $3`,
-      [org.id, cutoff, SWEEP_BATCH],
-    );
-    for (const { id } of old.rows) {
-      const ok = await attempt(deps, id, 'retention', () =>
-        deleteRecording(deps, id, { deletionKind: 'hard_deleted', reason: 'retention_expired' }),
+    result.recordingsDeleted += await inBatches(batch, maxBatches, async (skip) => {
+      const old = await deps.db.query<{ id: string }>(
+        `SELECT id FROM calls
+          WHERE organization_id = $1 AND erased_at IS NULL AND recording_state = 'available' AND created_at < $2
+            AND NOT (id = ANY ($4::uuid[]))
+          ORDER BY created_at LIMIT $3`,
+        [org.id, cutoff, batch, skip],
       );
-      if (ok) result.recordingsDeleted++;
-    }
+      return {
+        ids: old.rows.map((r) => r.id),
+        handle: (id) =>
+          attempt(deps, id, 'retention', () =>
+            deleteRecording(deps, id, { deletionKind: 'hard_deleted', reason: 'retention_expired' }),
+          ),
+      };
+    });
   }
   return result;
+}
+
+/**
+ * Reads and handles batches until one comes back short or `maxBatches` were read. A call that
+ * failed is left out of the later reads of this run (it is logged, and the next run tries it
+ * again), so a call that keeps failing cannot hold the loop.
+ */
+async function inBatches(
+  batch: number,
+  maxBatches: number,
+  next: (skip: string[]) => Promise<{ ids: string[]; handle: (id: string) => Promise<boolean> }>,
+): Promise<number> {
+  const failed: string[] = [];
+  let done = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const { ids, handle } = await next(failed);
+    for (const id of ids) {
+      if (await handle(id)) done++;
+      else failed.push(id);
+    }
+    if (ids.length < batch) break;
+  }
+  return done;
 }
 
 async function attempt(deps: Deps, callId: string, what: string, fn: () => Promise<void>): Promise<boolean> {

@@ -74,3 +74,14 @@ test('two sweeps at once (two workers) erase a due call once and log no failure'
   assert.deepEqual(errors, []);
   assert.equal((await get(`/calls/${call}`)).statusCode, 404);
 });
+
+test('one run clears a backlog larger than a batch, batch after batch, and stops at its bound', async () => {
+  const past = new Date(h.clock.now().getTime() - 1000);
+  const ids = [];
+  for (let i = 0; i < 5; i++) ids.push(await insertCall(h.db, { orgId, pendingDeletionAt: past }));
+  const bounded = await runRetentionSweep(h.deps, { batch: 2, maxBatches: 1 });
+  assert.equal(bounded.erased, 2, 'a run reads at most maxBatches batches');
+  const r = await runRetentionSweep(h.deps, { batch: 2 });
+  assert.equal(r.erased, 3, 'the rest in one run: full batches are followed by the next');
+  for (const id of ids) assert.equal((await get(`/calls/${id}`)).statusCode, 404);
+});
