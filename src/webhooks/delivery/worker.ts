@@ -19,11 +19,11 @@
  * waits for a claim round trip; a wake-up on an idle worker claims at once. A ready row that waited
  * past half its lease is dropped (another claim takes it when the lease expires); one that waited
  * RECHECK_AFTER_MS is re-read before its request, so a delivery withdrawn meanwhile (its call
- * erased, src/webhooks/erasure.ts) is not sent.
+ * erased, src/webhooks/delivery/erasure.ts) is not sent.
  */
 import { randomUUID } from 'node:crypto';
-import type { Deps } from '../deps.ts';
-import { createMailer, type Mailer } from '../mail/mailer.ts';
+import type { Deps } from '../../deps.ts';
+import { createMailer, type Mailer } from '../../mail/mailer.ts';
 import { type AttemptContext, attemptDelivery } from './attempt.ts';
 import { createWebhookClient, type WebhookClient } from './http-client.ts';
 import { createOutcomeOrder } from './outcome-order.ts';
