@@ -40,11 +40,11 @@ import { newId } from '../src/ids.ts';
 import { deriveKeys } from '../src/keys.ts';
 import { createLogger } from '../src/log.ts';
 import { fileBlobStore } from '../src/recordings/store.ts';
-import { createWebhookClient } from '../src/webhooks/http-client.ts';
-import { emitEvent } from '../src/webhooks/outbox.ts';
-import { encryptSecret } from '../src/webhooks/secret-box.ts';
-import { deliveryHeaders } from '../src/webhooks/signing.ts';
-import { createDeliveryWorker, DEFAULT_CONCURRENCY } from '../src/webhooks/worker.ts';
+import { createWebhookClient } from '../src/webhooks/delivery/http-client.ts';
+import { encryptSecret } from '../src/webhooks/delivery/secret-box.ts';
+import { deliveryHeaders } from '../src/webhooks/delivery/signing.ts';
+import { createDeliveryWorker, DEFAULT_CONCURRENCY } from '../src/webhooks/delivery/worker.ts';
+import { emitEvent } from '../src/webhooks/outbox/outbox.ts';
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DB_NAME = 'cc_bench_webhooks';

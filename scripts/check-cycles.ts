@@ -4,12 +4,15 @@
  *
  * 1. No cycle between folders. A folder is a top-level folder of src/ (accounts, capture, …), except
  *    that src/http/public and src/http/operator count as folders of their own (the rest of src/http
- *    is the folder "http"). Files directly in src/ (config, clock, deps, errors, …) are not folders:
+ *    is the folder "http"), and so do the three rooms of src/webhooks: subscriptions, outbox and
+ *    delivery. Files directly in src/ (config, clock, deps, errors, …) are not folders:
  *    an import through them counts as an import of what they import, so capture → deps.ts →
  *    recordings/store.ts is an edge capture → recordings.
  * 2. domain/ imports nothing of ours outside domain/.
  * 3. Only the HTTP layer knows HTTP: no file in a folder outside src/http/ imports Fastify or a file
  *    under src/http/ (files directly in src/ may: server.ts starts the listeners).
+ * 4. The webhook rooms import downhill only: subscriptions (the console's operations) may import
+ *    delivery and outbox, delivery (the engine) may import outbox, outbox imports neither.
  *
  * Prints every violation with an import chain that shows it, and exits 1 if there is any.
  */
@@ -28,13 +31,17 @@ function tsFiles(dir: string): string[] {
   });
 }
 
+/** Top-level folders of src/ whose named subfolders count as folders of their own. */
+const SUBFOLDERS: Record<string, readonly string[]> = {
+  http: ['public', 'operator'],
+  webhooks: ['subscriptions', 'outbox', 'delivery'],
+};
+
 /** src-relative path → the folder it belongs to, or null for a file directly in src/. */
 function folderOf(file: string): string | null {
   const parts = file.split('/');
   if (parts.length === 1) return null;
-  if (parts[0] === 'http' && (parts[1] === 'public' || parts[1] === 'operator') && parts.length > 2) {
-    return `http/${parts[1]}`;
-  }
+  if (parts.length > 2 && SUBFOLDERS[parts[0]]?.includes(parts[1])) return `${parts[0]}/${parts[1]}`;
   return parts[0];
 }
 
@@ -159,6 +166,17 @@ for (const file of files) {
   for (const target of imports.get(file) ?? []) {
     if (isHttp(folderOf(target)))
       problems.push(`Only src/http/ may import src/http/: ${show([file, target])}`);
+  }
+}
+
+// 4. The webhook rooms, uphill to downhill: a room imports only the rooms after it.
+const ROOMS = ['webhooks/subscriptions', 'webhooks/delivery', 'webhooks/outbox'];
+for (const [from, out] of edges) {
+  const rank = ROOMS.indexOf(from);
+  if (rank < 0) continue;
+  for (const [to, chain] of out) {
+    if (ROOMS.indexOf(to) >= 0 && ROOMS.indexOf(to) < rank)
+      problems.push(`${from} must not import ${to} (rooms import downhill only): ${show(chain)}`);
   }
 }
 

@@ -5,9 +5,9 @@ import { HOUR, MINUTE, SECOND } from './clock.ts';
 import type { Deps } from './deps.ts';
 import { createMailer, type Mailer } from './mail/mailer.ts';
 import { type PeriodicJob, startPeriodicJobs } from './periodic.ts';
-import { RECONCILE_INTERVAL_MS, reconcileDeliveries } from './webhooks/reconcile.ts';
-import { expirePendingRotations } from './webhooks/rotation.ts';
-import { createDeliveryWorker } from './webhooks/worker.ts';
+import { RECONCILE_INTERVAL_MS, reconcileDeliveries } from './webhooks/delivery/reconcile.ts';
+import { createDeliveryWorker } from './webhooks/delivery/worker.ts';
+import { expirePendingRotations } from './webhooks/subscriptions/rotation.ts';
 
 /**
  * Periods of the worker's periodic jobs (docs/operations.md "Periodic jobs" lists them). Each is as

@@ -9,8 +9,8 @@ import {
   followupDraftedData,
   processingFactKey,
   trackerMatchedData,
-} from '../webhooks/event-data/call-processing.ts';
-import { emitEvent } from '../webhooks/outbox.ts';
+} from '../webhooks/outbox/event-data/call-processing.ts';
+import { emitEvent } from '../webhooks/outbox/outbox.ts';
 import { findIngestCall, type IngestCall } from './call-record.ts';
 import { matchTrackers, type Tracker } from './trackers.ts';
 

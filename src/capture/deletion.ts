@@ -1,14 +1,14 @@
 import { DAY } from '../clock.ts';
 import type { Deps } from '../deps.ts';
 import { badRequest } from '../errors.ts';
-import { eraseCallFromWebhooks } from '../webhooks/erasure.ts';
+import { eraseCallFromWebhooks } from '../webhooks/delivery/erasure.ts';
 import {
   type DeletionReason,
   deletionScheduledData,
   deletionScheduledFactKey,
-} from '../webhooks/event-data/deletion.ts';
-import { recordingDeletedData, recordingDeletedFactKey } from '../webhooks/event-data/recording.ts';
-import { emitEvent } from '../webhooks/outbox.ts';
+} from '../webhooks/outbox/event-data/deletion.ts';
+import { recordingDeletedData, recordingDeletedFactKey } from '../webhooks/outbox/event-data/recording.ts';
+import { emitEvent } from '../webhooks/outbox/outbox.ts';
 import { lockLiveCall } from './call-record.ts';
 import { deleteBlob } from './recording-ingest.ts';
 
@@ -94,7 +94,7 @@ export async function cancelDeletion(deps: Deps, callId: string): Promise<void> 
 /**
  * POST …/erase (and the retention sweep at pending_deletion_at): the call is gone. In one transaction
  * the personal and free-text fields are blanked, the transcript and analysis deleted, erased_at set
- * (every read answers 404 from then on), the webhook side withdrawn (src/webhooks/erasure.ts: the
+ * (every read answers 404 from then on), the webhook side withdrawn (src/webhooks/delivery/erasure.ts: the
  * call's undelivered deliveries skipped with reason call_erased, its event bodies emptied of data,
  * echoed replies cleared) and, when audio was stored, call.recording.deleted (hard_deleted) emitted
  * to the subscriptions the call's content reached. The audio blob is deleted after the commit.

@@ -16,8 +16,8 @@ import {
   lifecycleRepairedData,
   outboundAttemptedData,
   repairedFactKey,
-} from '../webhooks/event-data/outbound.ts';
-import { emitEvent } from '../webhooks/outbox.ts';
+} from '../webhooks/outbox/event-data/outbound.ts';
+import { emitEvent } from '../webhooks/outbox/outbox.ts';
 import { type IngestCall, lockLiveCall, organizationOwner } from './call-record.ts';
 import { completeIfReady } from './completion.ts';
 

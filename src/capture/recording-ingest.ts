@@ -6,8 +6,8 @@ import { newId } from '../ids.ts';
 import { factsOf, findRecordingCall, type RecordingCall } from '../recordings/call-recording.ts';
 import { EVENT_LINK_TTL_MS, mintRecordingLink } from '../recordings/links.ts';
 import { capped, MAX_RECORDING_BYTES, measureMp3 } from '../recordings/measure.ts';
-import { recordingReadyData, recordingReadyFactKey } from '../webhooks/event-data/recording.ts';
-import { emitEvent } from '../webhooks/outbox.ts';
+import { recordingReadyData, recordingReadyFactKey } from '../webhooks/outbox/event-data/recording.ts';
+import { emitEvent } from '../webhooks/outbox/outbox.ts';
 import { completeIfReady } from './completion.ts';
 
 /**

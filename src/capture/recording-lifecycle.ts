@@ -2,8 +2,8 @@ import type { Deps } from '../deps.ts';
 import { MESSAGES } from '../domain/recording-availability.ts';
 import { AppError } from '../errors.ts';
 import { findRecordingCall, type RecordingCall } from '../recordings/call-recording.ts';
-import { recordingDeletedData, recordingDeletedFactKey } from '../webhooks/event-data/recording.ts';
-import { emitEvent } from '../webhooks/outbox.ts';
+import { recordingDeletedData, recordingDeletedFactKey } from '../webhooks/outbox/event-data/recording.ts';
+import { emitEvent } from '../webhooks/outbox/outbox.ts';
 import { completeIfReady } from './completion.ts';
 import { deleteBlob } from './recording-ingest.ts';
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { importedAnalysisSchema } from '../domain/analysis.ts';
 import { OUTBOUND_LIFECYCLES } from '../domain/outbound-lifecycle.ts';
 import { CRM_STATUSES, DIRECTIONS, REVIEW_STATUSES } from '../domain/values.ts';
-import { DELETION_REASONS } from '../webhooks/event-data/deletion.ts';
+import { DELETION_REASONS } from '../webhooks/outbox/event-data/deletion.ts';
 
 /**
  * Bodies of the call-ingestion operations (spec/operator-api.md "Call ingestion"). Strict objects, like

@@ -8,8 +8,8 @@ import {
   contactCreatedFactKey,
   contactUpdatedData,
   contactUpdatedFactKey,
-} from '../webhooks/event-data/contact.ts';
-import { emitEvent } from '../webhooks/outbox.ts';
+} from '../webhooks/outbox/event-data/contact.ts';
+import { emitEvent } from '../webhooks/outbox/outbox.ts';
 import {
   type ContactFields,
   type ContactPatch,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { EVENT_ID_NAMESPACE, eventIdFor } from '../../src/webhooks/outbox.ts';
+import { EVENT_ID_NAMESPACE, eventIdFor } from '../../src/webhooks/outbox/outbox.ts';
 
 /**
  * Golden vectors: event ids are what receivers de-duplicate on, so the derivation must never change

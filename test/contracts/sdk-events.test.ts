@@ -15,18 +15,18 @@ import {
   callTranscribedData,
   followupDraftedData,
   trackerMatchedData,
-} from '../../src/webhooks/event-data/call-processing.ts';
-import { contactCreatedData, contactUpdatedData } from '../../src/webhooks/event-data/contact.ts';
-import { deletionScheduledData } from '../../src/webhooks/event-data/deletion.ts';
+} from '../../src/webhooks/outbox/event-data/call-processing.ts';
+import { contactCreatedData, contactUpdatedData } from '../../src/webhooks/outbox/event-data/contact.ts';
+import { deletionScheduledData } from '../../src/webhooks/outbox/event-data/deletion.ts';
 import {
   callFailedData,
   lifecycleRepairedData,
   outboundAttemptedData,
-} from '../../src/webhooks/event-data/outbound.ts';
-import { recordingDeletedData, recordingReadyData } from '../../src/webhooks/event-data/recording.ts';
-import { EVENT_TYPES, type EventType } from '../../src/webhooks/event-types.ts';
-import { type API_VERSION, serializeEvent } from '../../src/webhooks/outbox.ts';
-import { testEventData } from '../../src/webhooks/test-event.ts';
+} from '../../src/webhooks/outbox/event-data/outbound.ts';
+import { recordingDeletedData, recordingReadyData } from '../../src/webhooks/outbox/event-data/recording.ts';
+import { EVENT_TYPES, type EventType } from '../../src/webhooks/outbox/event-types.ts';
+import { type API_VERSION, serializeEvent } from '../../src/webhooks/outbox/outbox.ts';
+import { testEventData } from '../../src/webhooks/subscriptions/test-event.ts';
 
 /** true when A and B are the same type (not merely assignable one way). */
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;

@@ -1,7 +1,7 @@
 /** The events the outbox stored: read back, parsed, and checked against the spec's envelope. */
 import assert from 'node:assert/strict';
 import type { Queryable } from '../../src/db/types.ts';
-import { eventIdFor } from '../../src/webhooks/outbox.ts';
+import { eventIdFor } from '../../src/webhooks/outbox/outbox.ts';
 import { T0 } from './deps.ts';
 
 export const UUID_V5 = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

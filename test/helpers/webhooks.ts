@@ -8,9 +8,9 @@ import type { FakeClock } from '../../src/clock.ts';
 import type { Db, Queryable } from '../../src/db/types.ts';
 import type { Deps } from '../../src/deps.ts';
 import { newId } from '../../src/ids.ts';
-import { emitEvent } from '../../src/webhooks/outbox.ts';
-import { encryptSecret } from '../../src/webhooks/secret-box.ts';
-import { createDeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/worker.ts';
+import { encryptSecret } from '../../src/webhooks/delivery/secret-box.ts';
+import { createDeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/delivery/worker.ts';
+import { emitEvent } from '../../src/webhooks/outbox/outbox.ts';
 import { createTestDb } from './db.ts';
 import { testDeps } from './deps.ts';
 

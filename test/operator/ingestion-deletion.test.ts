@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { DAY } from '../../src/clock.ts';
 import { newId } from '../../src/ids.ts';
-import { deletionScheduledFactKey } from '../../src/webhooks/event-data/deletion.ts';
+import { deletionScheduledFactKey } from '../../src/webhooks/outbox/event-data/deletion.ts';
 import { T0 } from '../helpers/deps.ts';
 import { checkEnvelope, eventsOf, only, typesOf } from '../helpers/events.ts';
 import { insertCall, insertOrg, MISSING, storedCall } from '../helpers/fixtures.ts';

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { after, before, test } from 'node:test';
 import { newId } from '../../src/ids.ts';
 import { capped, MAX_RECORDING_BYTES } from '../../src/recordings/measure.ts';
-import { eventIdFor } from '../../src/webhooks/outbox.ts';
+import { eventIdFor } from '../../src/webhooks/outbox/outbox.ts';
 import {
   type CallRow,
   insertApiKey,

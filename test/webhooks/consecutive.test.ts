@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { PostResult, WebhookClient } from '../../src/webhooks/http-client.ts';
-import { EVENT_ID_HEADER } from '../../src/webhooks/signing.ts';
+import type { PostResult, WebhookClient } from '../../src/webhooks/delivery/http-client.ts';
+import { EVENT_ID_HEADER } from '../../src/webhooks/delivery/signing.ts';
 import { engine } from '../helpers/db.ts';
 import { insertOrg } from '../helpers/fixtures.ts';
 import {

@@ -6,15 +6,15 @@ import {
   callTranscribedData,
   followupDraftedData,
   trackerMatchedData,
-} from '../../src/webhooks/event-data/call-processing.ts';
-import { contactCreatedData, contactUpdatedData } from '../../src/webhooks/event-data/contact.ts';
-import { deletionScheduledData } from '../../src/webhooks/event-data/deletion.ts';
+} from '../../src/webhooks/outbox/event-data/call-processing.ts';
+import { contactCreatedData, contactUpdatedData } from '../../src/webhooks/outbox/event-data/contact.ts';
+import { deletionScheduledData } from '../../src/webhooks/outbox/event-data/deletion.ts';
 import {
   callFailedData,
   lifecycleRepairedData,
   outboundAttemptedData,
-} from '../../src/webhooks/event-data/outbound.ts';
-import { recordingDeletedData, recordingReadyData } from '../../src/webhooks/event-data/recording.ts';
+} from '../../src/webhooks/outbox/event-data/outbound.ts';
+import { recordingDeletedData, recordingReadyData } from '../../src/webhooks/outbox/event-data/recording.ts';
 
 const ID = '0b5c5f0e-7f37-4d4e-9a0f-1d2c3b4a5968';
 const AT = new Date('2026-06-15T10:00:00.000Z');

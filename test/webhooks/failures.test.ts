@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { after, before, test } from 'node:test';
-import { createWebhookClient, SNIPPET_BYTES } from '../../src/webhooks/http-client.ts';
+import { createWebhookClient, SNIPPET_BYTES } from '../../src/webhooks/delivery/http-client.ts';
 import { engine } from '../helpers/db.ts';
 import { insertOrg } from '../helpers/fixtures.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';

@@ -7,7 +7,7 @@ import {
   MAX_RESPONSE_BYTES,
   SNIPPET_BYTES,
   sanitizeSnippet,
-} from '../../src/webhooks/http-client.ts';
+} from '../../src/webhooks/delivery/http-client.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 
 let rx: Receiver;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Db } from '../../src/db/types.ts';
-import { DELIVERY_CHANNEL } from '../../src/webhooks/worker.ts';
+import { DELIVERY_CHANNEL } from '../../src/webhooks/delivery/worker.ts';
 import { engine } from '../helpers/db.ts';
 import { insertOrg } from '../helpers/fixtures.ts';
 import { sleep, terminateListener, until, waitForResubscribe } from '../helpers/listen.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createOutcomeOrder } from '../../src/webhooks/outcome-order.ts';
+import { createOutcomeOrder } from '../../src/webhooks/delivery/outcome-order.ts';
 
 /** A write the test finishes by hand; `log` records when writes start. */
 function manualWrite(log: string[], name: string) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { reconcileDeliveries } from '../../src/webhooks/reconcile.ts';
+import { reconcileDeliveries } from '../../src/webhooks/delivery/reconcile.ts';
 import { startWorkers } from '../../src/worker.ts';
 import { engine } from '../helpers/db.ts';
 import { insertOrg } from '../helpers/fixtures.ts';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { newId } from '../../src/ids.ts';
-import { emitEvent } from '../../src/webhooks/outbox.ts';
-import { reconcileDeliveries } from '../../src/webhooks/reconcile.ts';
+import { reconcileDeliveries } from '../../src/webhooks/delivery/reconcile.ts';
+import { emitEvent } from '../../src/webhooks/outbox/outbox.ts';
 import { engine } from '../helpers/db.ts';
 import { insertOrg } from '../helpers/fixtures.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';

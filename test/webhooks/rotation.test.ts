@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { HOUR, MINUTE } from '../../src/clock.ts';
-import { expirePendingRotations } from '../../src/webhooks/rotation.ts';
-import { decryptSecret } from '../../src/webhooks/secret-box.ts';
+import { decryptSecret } from '../../src/webhooks/delivery/secret-box.ts';
+import { expirePendingRotations } from '../../src/webhooks/subscriptions/rotation.ts';
 import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';

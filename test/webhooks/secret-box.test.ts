@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decryptSecret, encryptSecret } from '../../src/webhooks/secret-box.ts';
+import { decryptSecret, encryptSecret } from '../../src/webhooks/delivery/secret-box.ts';
 
 const key = Buffer.alloc(32, 3);
 

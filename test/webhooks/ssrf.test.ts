@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isBlockedAddress, parseIPv6, validateReceiverUrl } from '../../src/webhooks/ssrf.ts';
+import { isBlockedAddress, parseIPv6, validateReceiverUrl } from '../../src/webhooks/delivery/ssrf.ts';
 
 // [address, blocked, why]
 const addresses: [string, boolean, string][] = [

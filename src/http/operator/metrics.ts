@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../../deps.ts';
-import { renderWebhookMetrics } from '../../webhooks/metrics.ts';
+import { renderWebhookMetrics } from '../../webhooks/delivery/metrics.ts';
 import { operatorAuth } from './auth.ts';
 
 /** GET /metrics (operator bearer token): the webhook delivery metrics, Prometheus text format 0.0.4. */

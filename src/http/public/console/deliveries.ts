@@ -7,8 +7,8 @@ import {
   DELIVERY_LOG_MAX_LIMIT,
   DELIVERY_STATUSES,
   listDeliveries,
-} from '../../../webhooks/delivery-log.ts';
-import { bulkResend, RESENDABLE, resendDelivery } from '../../../webhooks/resend.ts';
+} from '../../../webhooks/subscriptions/delivery-log.ts';
+import { bulkResend, RESENDABLE, resendDelivery } from '../../../webhooks/subscriptions/resend.ts';
 import { requireSession } from './auth.ts';
 import { isIdParam } from './path-id.ts';
 

@@ -2,8 +2,13 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../../deps.ts';
 import { notFound, parseInput } from '../../../errors.ts';
-import { activateRotation, listRotations, startRotation, testRotation } from '../../../webhooks/rotation.ts';
-import { getSubscription } from '../../../webhooks/subscriptions.ts';
+import {
+  activateRotation,
+  listRotations,
+  startRotation,
+  testRotation,
+} from '../../../webhooks/subscriptions/rotation.ts';
+import { getSubscription } from '../../../webhooks/subscriptions/subscriptions.ts';
 import { requireSession } from './auth.ts';
 import { isIdParam } from './path-id.ts';
 

@@ -2,15 +2,15 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../../deps.ts';
 import { notFound, parseInput } from '../../../errors.ts';
-import { verifySubscription } from '../../../webhooks/handshake.ts';
+import { verifySubscription } from '../../../webhooks/subscriptions/handshake.ts';
 import {
   createSubscription,
   deleteSubscription,
   getSubscription,
   listSubscriptions,
   lockSubscription,
-} from '../../../webhooks/subscriptions.ts';
-import { enqueueTestEvent, subscriptionInactive } from '../../../webhooks/test-event.ts';
+} from '../../../webhooks/subscriptions/subscriptions.ts';
+import { enqueueTestEvent, subscriptionInactive } from '../../../webhooks/subscriptions/test-event.ts';
 import { requireSession } from './auth.ts';
 import { isIdParam } from './path-id.ts';
 

@@ -1,9 +1,9 @@
-import { DAY } from '../clock.ts';
-import type { Queryable } from '../db/types.ts';
-import type { Deps } from '../deps.ts';
-import type { SubscriptionState } from '../domain/subscription-state.ts';
-import { AppError, badRequest, notFound } from '../errors.ts';
-import { ERASED_CONTENT_SQL } from './erasure.ts';
+import { DAY } from '../../clock.ts';
+import type { Queryable } from '../../db/types.ts';
+import type { Deps } from '../../deps.ts';
+import type { SubscriptionState } from '../../domain/subscription-state.ts';
+import { AppError, badRequest, notFound } from '../../errors.ts';
+import { ERASED_CONTENT_SQL } from '../delivery/erasure.ts';
 import { wakeWorkers } from './handshake.ts';
 
 /**
@@ -12,7 +12,7 @@ import { wakeWorkers } from './handshake.ts';
  * row itself is reset (one row per subscription and event), so there is never a second copy in the
  * queue. A paused (or not yet verified) subscription's resends wait until it is re-verified.
  * Deliveries of an erased call's events (other than its deletion events) are never resent: a single
- * resend answers 409 CONFLICT, a bulk resend leaves them out (src/webhooks/erasure.ts).
+ * resend answers 409 CONFLICT, a bulk resend leaves them out (src/webhooks/delivery/erasure.ts).
  */
 export const RESENDABLE = ['dead_lettered', 'skipped'] as const;
 export type ResendableStatus = (typeof RESENDABLE)[number];

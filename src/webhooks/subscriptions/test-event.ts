@@ -1,14 +1,14 @@
 import { v5 as uuidv5 } from 'uuid';
-import { MINUTE } from '../clock.ts';
-import type { Queryable } from '../db/types.ts';
-import type { ProcessedAnalysis } from '../domain/analysis.ts';
-import { callAppUrl } from '../domain/call-view.ts';
-import { AppError } from '../errors.ts';
-import { newId } from '../ids.ts';
-import { callCompletedData } from './event-data/call-processing.ts';
-import { TEST_EVENT_TYPE } from './event-types.ts';
+import { MINUTE } from '../../clock.ts';
+import type { Queryable } from '../../db/types.ts';
+import type { ProcessedAnalysis } from '../../domain/analysis.ts';
+import { callAppUrl } from '../../domain/call-view.ts';
+import { AppError } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import { callCompletedData } from '../outbox/event-data/call-processing.ts';
+import { TEST_EVENT_TYPE } from '../outbox/event-types.ts';
+import { eventIdFor, serializeEvent } from '../outbox/outbox.ts';
 import { wakeWorkers } from './handshake.ts';
-import { eventIdFor, serializeEvent } from './outbox.ts';
 
 /**
  * The manual Test action (spec "webhook.test"): one event whose data is a synthetic call.completed

@@ -8,7 +8,7 @@
  * operator who opens it for a Prometheus elsewhere should not publish tenant-wide counts): in
  * prometheus.yml, `authorization: { credentials_file: <DATA_DIR>/admin-token }`.
  */
-import type { Queryable } from '../db/types.ts';
+import type { Queryable } from '../../db/types.ts';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'dead_lettered', 'skipped'] as const;
 export const QUEUES = ['ready', 'in_flight', 'scheduled', 'held'] as const;

@@ -1,10 +1,10 @@
-import { DAY, HOUR } from '../clock.ts';
-import type { Queryable } from '../db/types.ts';
-import type { Deps } from '../deps.ts';
-import { nextSubscriptionState, type SubscriptionState } from '../domain/subscription-state.ts';
-import { AppError, notFound } from '../errors.ts';
-import { newId } from '../ids.ts';
-import { encryptSecret } from './secret-box.ts';
+import { DAY, HOUR } from '../../clock.ts';
+import type { Queryable } from '../../db/types.ts';
+import type { Deps } from '../../deps.ts';
+import { nextSubscriptionState, type SubscriptionState } from '../../domain/subscription-state.ts';
+import { AppError, notFound } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import { encryptSecret } from '../delivery/secret-box.ts';
 import { lockSubscription, newSigningSecret } from './subscriptions.ts';
 import { enqueueTestEvent, subscriptionInactive } from './test-event.ts';
 

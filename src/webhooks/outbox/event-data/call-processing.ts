@@ -1,4 +1,4 @@
-import type { ProcessedAnalysis } from '../../domain/analysis.ts';
+import type { ProcessedAnalysis } from '../../../domain/analysis.ts';
 
 /**
  * data of the events of one processing run: call.completed, call.transcribed,

@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { SECOND } from '../clock.ts';
-import type { Queryable } from '../db/types.ts';
-import type { Deps } from '../deps.ts';
+import { SECOND } from '../../clock.ts';
+import type { Queryable } from '../../db/types.ts';
+import type { Deps } from '../../deps.ts';
 import {
   handshakeAccepted,
   nextSubscriptionState,
   type SubscriptionState,
   type VerificationMode,
-} from '../domain/subscription-state.ts';
-import { notFound, validationError } from '../errors.ts';
-import { createWebhookClient } from './http-client.ts';
+} from '../../domain/subscription-state.ts';
+import { notFound, validationError } from '../../errors.ts';
+import { createWebhookClient } from '../delivery/http-client.ts';
 
 /**
  * The verification handshake (spec "Verification handshake"): an unsigned POST whose body has

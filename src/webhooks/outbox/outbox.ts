@@ -1,5 +1,5 @@
 import { v5 as uuidv5 } from 'uuid';
-import type { Queryable } from '../db/types.ts';
+import type { Queryable } from '../../db/types.ts';
 
 export const API_VERSION = '2026-06-15';
 /** Namespace of event ids: event_id = UUIDv5(namespace, "<event_type>:<fact key>"). */

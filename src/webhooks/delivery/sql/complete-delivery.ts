@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/types.ts';
+import type { Queryable } from '../../../db/types.ts';
 
 /**
  * Successful attempts, written in batches (graphile-worker's completeJobs shape): the worker buffers

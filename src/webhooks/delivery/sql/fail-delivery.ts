@@ -1,6 +1,6 @@
-import type { Queryable } from '../../db/types.ts';
-import type { AttemptDecision, SubscriptionCounters } from '../../domain/delivery-outcome.ts';
-import type { SubscriptionState } from '../../domain/subscription-state.ts';
+import type { Queryable } from '../../../db/types.ts';
+import type { AttemptDecision, SubscriptionCounters } from '../../../domain/delivery-outcome.ts';
+import type { SubscriptionState } from '../../../domain/subscription-state.ts';
 
 /**
  * A failed attempt, applied in the caller's transaction. The backoff is not computed in SQL (as

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/types.ts';
+import type { Queryable } from '../../../db/types.ts';
 
 /**
  * The claim: one statement (graphile-worker's getJobs shape). Picks due pending deliveries in
@@ -132,7 +132,7 @@ export async function releaseDeliveries(
 
 /**
  * Whether a claimed row is still this worker's to send: pending under its lease. A row that waited
- * for a request slot is re-read with this before its POST (src/webhooks/worker.ts), so a delivery
+ * for a request slot is re-read with this before its POST (src/webhooks/delivery/worker.ts), so a delivery
  * skipped meanwhile (its call erased, an emergency rotation, its subscription deleted) is not sent.
  */
 export async function stillLeased(db: Queryable, p: { id: string; owner: string }): Promise<boolean> {

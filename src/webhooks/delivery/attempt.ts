@@ -6,11 +6,11 @@
  * src/domain/delivery-outcome.ts), and a pause it causes queues the owner's e-mail in that same
  * transaction, dispatched after commit.
  */
-import type { Deps } from '../deps.ts';
-import { type AttemptResult, classifyReply, decideAttempt } from '../domain/delivery-outcome.ts';
-import type { Mailer } from '../mail/mailer.ts';
+import type { Deps } from '../../deps.ts';
+import { type AttemptResult, classifyReply, decideAttempt } from '../../domain/delivery-outcome.ts';
+import type { Mailer } from '../../mail/mailer.ts';
+import { DELETION_EVENT_TYPES } from '../outbox/outbox.ts';
 import type { WebhookClient } from './http-client.ts';
-import { DELETION_EVENT_TYPES } from './outbox.ts';
 import { queuePauseNotice } from './pause-notice.ts';
 import { decryptSecret } from './secret-box.ts';
 import { deliveryHeaders } from './signing.ts';

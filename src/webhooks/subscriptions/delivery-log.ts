@@ -1,5 +1,5 @@
-import type { Queryable } from '../db/types.ts';
-import { badRequest, notFound } from '../errors.ts';
+import type { Queryable } from '../../db/types.ts';
+import { badRequest, notFound } from '../../errors.ts';
 
 /**
  * The delivery log of one subscription (the deliveries table is also the queue): newest first,

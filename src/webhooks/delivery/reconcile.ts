@@ -25,10 +25,10 @@
  * Expired leases are not a gap: a claim moves next_attempt_at to the lease expiry, so a crashed
  * worker's rows are simply due again then and the ordinary claim takes them.
  */
-import { HOUR, MINUTE } from '../clock.ts';
-import type { Deps } from '../deps.ts';
-import type { Mailer } from '../mail/mailer.ts';
-import { DELETION_EVENT_TYPES } from './outbox.ts';
+import { HOUR, MINUTE } from '../../clock.ts';
+import type { Deps } from '../../deps.ts';
+import type { Mailer } from '../../mail/mailer.ts';
+import { DELETION_EVENT_TYPES } from '../outbox/outbox.ts';
 
 /** Events older than this are never reconciled (default; WEBHOOK_RECONCILE_WINDOW_HOURS overrides). */
 export const RECONCILE_WINDOW_MS = 72 * HOUR;

@@ -9,8 +9,8 @@
  *    skipped with reason 'call_erased', its lease cleared. Rows are locked in id order. A worker
  *    holding one writes its outcome only while the row is pending under its lease, so a skipped
  *    row is never brought back; a worker that claimed one and has not sent it yet re-reads it
- *    first (src/webhooks/worker.ts). Resend refuses these deliveries (src/webhooks/resend.ts) and
- *    reconciliation does not re-create them (src/webhooks/reconcile.ts).
+ *    first (src/webhooks/delivery/worker.ts). Resend refuses these deliveries (src/webhooks/subscriptions/resend.ts) and
+ *    reconciliation does not re-create them (src/webhooks/delivery/reconcile.ts).
  * 2. The stored bodies of those events lose their data: what is left is the envelope with
  *    data = {call_id, erased_at}. Event ids, types and the delivery log stay.
  * 3. The reply snippets of every attempt of the call's deliveries are cleared (a receiver may echo
@@ -20,8 +20,8 @@
  * subscriptions: (subscription_id, event_id) is the deliveries table's unique key, so no index on
  * event_id alone is needed on the queue table.
  */
-import type { Queryable } from '../db/types.ts';
-import { DELETION_EVENT_TYPES } from './outbox.ts';
+import type { Queryable } from '../../db/types.ts';
+import { DELETION_EVENT_TYPES } from '../outbox/outbox.ts';
 import { redactPauseNotice } from './pause-notice.ts';
 
 /** Reason of the deliveries an erase withdraws (delivery log, resend refusal). */

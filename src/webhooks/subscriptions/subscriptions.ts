@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from '../db/types.ts';
-import type { Deps } from '../deps.ts';
-import type { SubscriptionState, VerificationMode } from '../domain/subscription-state.ts';
-import { badRequest, notFound, validationError } from '../errors.ts';
-import { newId } from '../ids.ts';
-import { SELECTABLE_EVENT_TYPES, TEST_EVENT_TYPE } from './event-types.ts';
+import type { Queryable } from '../../db/types.ts';
+import type { Deps } from '../../deps.ts';
+import type { SubscriptionState, VerificationMode } from '../../domain/subscription-state.ts';
+import { badRequest, notFound, validationError } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import { encryptSecret } from '../delivery/secret-box.ts';
+import { validateReceiverUrl } from '../delivery/ssrf.ts';
+import { SELECTABLE_EVENT_TYPES, TEST_EVENT_TYPE } from '../outbox/event-types.ts';
 import { assertActivationAllowed, type HandshakeResult, performHandshake } from './handshake.ts';
-import { encryptSecret } from './secret-box.ts';
-import { validateReceiverUrl } from './ssrf.ts';
 
 /**
  * Webhook subscriptions of one organization: create (with the verification handshake), list,

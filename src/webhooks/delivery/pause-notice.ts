@@ -5,9 +5,9 @@
  * paused, and only an active subscription can be paused. It carries the reason and the last reply
  * (status and a snippet, or the error) — never a secret or a signature.
  */
-import type { Queryable } from '../db/types.ts';
-import { PAUSED_REASONS } from '../domain/subscription-state.ts';
-import { queueEmail } from '../mail/mailer.ts';
+import type { Queryable } from '../../db/types.ts';
+import { PAUSED_REASONS } from '../../domain/subscription-state.ts';
+import { queueEmail } from '../../mail/mailer.ts';
 
 export interface PauseFacts {
   subscriptionId: string;
