@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.ts';
-import { frameworkErrors, installErrorHandling } from '../error-handler.ts';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { operatorAuth } from './auth.ts';
 import { ingestionRoutes } from './calls.ts';
@@ -19,6 +19,7 @@ export async function buildOperatorApp(deps: Deps): Promise<FastifyInstance> {
     loggerInstance: deps.log,
     bodyLimit: 200 * 1024 * 1024,
     frameworkErrors: frameworkErrors(deps.clock),
+    clientErrorHandler: clientErrorHandler(deps.clock),
     routerOptions: { ignoreTrailingSlash: true },
   });
   installErrorHandling(app, deps.clock);

@@ -1,7 +1,7 @@
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.ts';
-import { frameworkErrors, installErrorHandling } from '../error-handler.ts';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
 import { apiRoutes } from './api-v1/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 
@@ -11,6 +11,7 @@ export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
     loggerInstance: deps.log,
     trustProxy: deps.config.trustProxy,
     frameworkErrors: frameworkErrors(deps.clock),
+    clientErrorHandler: clientErrorHandler(deps.clock),
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
   });
