@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
+import { installJsonParser } from '../json-body.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { operatorAuth } from './auth.ts';
 import { ingestionRoutes } from './calls.ts';
@@ -23,6 +24,7 @@ export async function buildOperatorApp(deps: Deps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
   });
   installErrorHandling(app, deps.clock);
+  installJsonParser(app);
   app.get('/healthz', async () => {
     await deps.db.query('SELECT 1');
     return { status: 'ok' };

@@ -2,6 +2,7 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
+import { installJsonParser } from '../json-body.ts';
 import { apiRoutes } from './api-v1/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 
@@ -16,6 +17,7 @@ export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
   });
   installErrorHandling(app, deps.clock);
+  installJsonParser(app);
   await app.register(cookie);
   await app.register(apiRoutes(deps), { prefix: '/api/v1' });
   await app.register(consoleRoutes(deps), { prefix: '/app' });
