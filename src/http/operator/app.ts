@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
-import { installJsonParser } from '../json-body.ts';
+import { installJsonParser, JSON_BODY_LIMIT } from '../json-body.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { operatorAuth } from './auth.ts';
 import { ingestionRoutes } from './calls.ts';
@@ -18,7 +18,8 @@ import { recordingOperatorRoutes } from './recordings.ts';
 export async function buildOperatorApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log,
-    bodyLimit: 200 * 1024 * 1024,
+    // JSON routes only; the audio upload sets its own (recordings.ts).
+    bodyLimit: JSON_BODY_LIMIT,
     frameworkErrors: frameworkErrors(deps.clock),
     clientErrorHandler: clientErrorHandler(deps.clock),
     routerOptions: { ignoreTrailingSlash: true },

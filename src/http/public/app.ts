@@ -2,7 +2,7 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
-import { installJsonParser } from '../json-body.ts';
+import { installJsonParser, JSON_BODY_LIMIT } from '../json-body.ts';
 import { apiRoutes } from './api-v1/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 
@@ -13,7 +13,7 @@ export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
     trustProxy: deps.config.trustProxy,
     frameworkErrors: frameworkErrors(deps.clock),
     clientErrorHandler: clientErrorHandler(deps.clock),
-    bodyLimit: 1024 * 1024,
+    bodyLimit: JSON_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
   });
   installErrorHandling(app, deps.clock);
