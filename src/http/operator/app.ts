@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
+import { healthRoutes } from '../health.ts';
 import { installJsonParser, JSON_BODY_LIMIT } from '../json-body.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { operatorAuth } from './auth.ts';
@@ -12,7 +13,7 @@ import { organizationRoutes } from './organizations.ts';
 import { recordingOperatorRoutes } from './recordings.ts';
 
 /**
- * The operator listener (ADMIN_HOST:ADMIN_PORT), assembled here: /healthz (no auth), /metrics and
+ * The operator listener (ADMIN_HOST:ADMIN_PORT), assembled here: /healthz and /readyz (no auth), /metrics and
  * /admin/v1 (Bearer ADMIN_TOKEN): provisioning, call ingestion, contacts, recordings, maintenance.
  */
 export async function buildOperatorApp(deps: Deps): Promise<FastifyInstance> {
@@ -26,10 +27,7 @@ export async function buildOperatorApp(deps: Deps): Promise<FastifyInstance> {
   });
   installErrorHandling(app, deps.clock);
   installJsonParser(app);
-  app.get('/healthz', async () => {
-    await deps.db.query('SELECT 1');
-    return { status: 'ok' };
-  });
+  await app.register(healthRoutes(deps));
   await app.register(metricsRoutes(deps));
   await app.register(
     async (admin) => {
