@@ -24,6 +24,8 @@ export async function migrate(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
   for (const file of files) {
     const sql = await readFile(join(dir, file), 'utf8');
     const done = await db.transaction(async (tx) => {
+      // A migration may rewrite a large table: DATABASE_STATEMENT_TIMEOUT_MS is for requests, not for it.
+      await tx.query('SET LOCAL statement_timeout = 0');
       await tx.query('SELECT pg_advisory_xact_lock(7305001)');
       const seen = await tx.query('SELECT 1 FROM schema_migrations WHERE name = $1', [file]);
       if (seen.rowCount > 0) return false;
