@@ -24,6 +24,13 @@ const schema = z.object({
   DATA_DIR: z.string().default('./data'),
   /** Use this PostgreSQL (15+) instead of the embedded PGlite. */
   DATABASE_URL: z.string().url().optional(),
+  /** Most PostgreSQL connections one process's pool opens (LISTEN connections come on top; docs/operations.md). */
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(20),
+  /**
+   * PostgreSQL statement_timeout of the pool's connections, in ms (0 = none): a statement running
+   * longer is cancelled and its request answers 500 DATABASE_ERROR. Migrations run without it.
+   */
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   /** Origin links are built on; the REST {base_url} is this + /api/v1. */
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** Let webhook subscriptions target loopback/private addresses (local development, tests). */

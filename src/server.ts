@@ -24,7 +24,12 @@ export interface Running {
 /** Builds the dependencies once and starts the requested roles. */
 export async function buildDeps(config: Config): Promise<{ deps: Deps; adminTokenCreated: boolean }> {
   const log = createLogger(config.LOG_LEVEL);
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const db = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    poolMax: config.DATABASE_POOL_MAX,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  });
   const master = config.MASTER_KEY
     ? parseMasterKey(config.MASTER_KEY)
     : parseMasterKey(

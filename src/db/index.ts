@@ -8,11 +8,23 @@ import type { Db } from './types.ts';
 export type { Db, Queryable } from './types.ts';
 export { DatabaseError } from './types.ts';
 
-/** PostgreSQL when DATABASE_URL is set, otherwise PGlite in DATA_DIR/db. Migrates before returning. */
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Db> {
+/**
+ * PostgreSQL when DATABASE_URL is set (a pool of poolMax connections with statementTimeoutMs),
+ * otherwise PGlite in DATA_DIR/db (one in-process connection; neither setting applies). Migrates
+ * before returning.
+ */
+export async function openDatabase(opts: {
+  databaseUrl?: string;
+  dataDir: string;
+  poolMax?: number;
+  statementTimeoutMs?: number;
+}): Promise<Db> {
   let db: Db;
   if (opts.databaseUrl) {
-    db = await openPostgres(opts.databaseUrl);
+    db = await openPostgres(opts.databaseUrl, {
+      max: opts.poolMax,
+      statementTimeoutMs: opts.statementTimeoutMs,
+    });
   } else {
     const dir = join(opts.dataDir, 'db');
     await mkdir(dir, { recursive: true });

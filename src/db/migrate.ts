@@ -4,6 +4,11 @@ import type { Db } from './types.ts';
 
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
 
+/** The migration files of this version, in the order they apply. */
+export async function migrationFiles(dir = MIGRATIONS_DIR): Promise<string[]> {
+  return (await readdir(dir)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+}
+
 /**
  * Forward-only numbered migrations (NNNN_name.sql), each applied in its own transaction and
  * recorded in schema_migrations. The same files run on PGlite and PostgreSQL.
@@ -14,11 +19,13 @@ export async function migrate(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
     name text PRIMARY KEY,
     applied_at timestamptz NOT NULL DEFAULT now()
   )`);
-  const files = (await readdir(dir)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+  const files = await migrationFiles(dir);
   const applied: string[] = [];
   for (const file of files) {
     const sql = await readFile(join(dir, file), 'utf8');
     const done = await db.transaction(async (tx) => {
+      // A migration may rewrite a large table: DATABASE_STATEMENT_TIMEOUT_MS is for requests, not for it.
+      await tx.query('SET LOCAL statement_timeout = 0');
       await tx.query('SELECT pg_advisory_xact_lock(7305001)');
       const seen = await tx.query('SELECT 1 FROM schema_migrations WHERE name = $1', [file]);
       if (seen.rowCount > 0) return false;

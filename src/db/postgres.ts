@@ -38,8 +38,21 @@ function wrapClient(c: pg.Pool | pg.PoolClient): Queryable {
   };
 }
 
-export async function openPostgres(url: string, options: { max?: number } = {}): Promise<Db> {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 20 });
+export interface PoolOptions {
+  /** most connections of the pool (DATABASE_POOL_MAX) */
+  max?: number;
+  /** statement_timeout of every pooled connection, ms; 0 or unset = none (DATABASE_STATEMENT_TIMEOUT_MS) */
+  statementTimeoutMs?: number;
+}
+
+export async function openPostgres(url: string, options: PoolOptions = {}): Promise<Db> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 20,
+    // Sent as a startup parameter: the server cancels a longer statement (SQLSTATE 57014), which
+    // surfaces as a DatabaseError. LISTEN connections are separate clients and have none.
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+  });
   // A dropped idle connection must not crash the process; the next query gets a fresh one.
   pool.on('error', () => {});
   const base = wrapClient(pool);

@@ -1,3 +1,5 @@
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { DatabaseError } from '../db/types.ts';
@@ -29,19 +31,11 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
         );
     }
     const fe = err as FastifyError;
-    if (
-      fe.validation ||
-      fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ||
-      fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
-    ) {
-      return reply.code(fe.statusCode ?? 400).send(errorBody('BAD_REQUEST', fe.message, now));
-    }
-    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply.code(413).send(errorBody('PAYLOAD_TOO_LARGE', 'Request body is too large.', now));
-    }
-    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-      // Malformed JSON and similar client errors raised by Fastify itself.
-      return reply.code(fe.statusCode).send(errorBody('BAD_REQUEST', fe.message, now));
+    const status = fe.statusCode;
+    if (fe.validation || (status && status >= 400 && status < 500)) {
+      // Fastify's own client errors (body parsing, media type, size): the spec's shape, a fitting code.
+      const { code, message } = frameworkClientError(fe, req);
+      return reply.code(status ?? 400).send(errorBody(code, message, now));
     }
     req.log.error({ err }, 'unhandled error');
     return reply
@@ -56,6 +50,70 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
       .code(404)
       .send(errorBody('NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}.`, clock.now()));
   });
+}
+
+/** Code and message of a 4xx Fastify raises itself (while reading or parsing the body). */
+function frameworkClientError(fe: FastifyError, req: FastifyRequest): { code: string; message: string } {
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim();
+  switch (fe.statusCode) {
+    case 413: {
+      const limit = req.routeOptions.bodyLimit;
+      return {
+        code: 'PAYLOAD_TOO_LARGE',
+        message: `The request body is too large: this operation accepts at most ${limit} bytes.`,
+      };
+    }
+    case 415:
+      return {
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+        message: `Unsupported Content-Type "${type}"; send the body as JSON with Content-Type: application/json.`,
+      };
+    default:
+      if (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe instanceof SyntaxError) {
+        return {
+          code: 'BAD_REQUEST',
+          message:
+            'The request body is not valid JSON; send a JSON object with Content-Type: application/json.',
+        };
+      }
+      return { code: 'BAD_REQUEST', message: fe.message };
+  }
+}
+
+/**
+ * Answers to requests Node's HTTP parser rejects before Fastify sees them (Fastify's
+ * clientErrorHandler option, the server's 'clientError' event): headers over the size limit 431,
+ * a request that took too long to arrive 408, anything unparsable (bytes not allowed in the request
+ * line or a header, a malformed Content-Length …) 400. Written straight to the socket, in the
+ * spec's error shape, then the connection is closed (its framing can no longer be trusted).
+ */
+export function clientErrorHandler(clock: Clock) {
+  return (err: NodeJS.ErrnoException & { bytesParsed?: number }, socket: Socket): void => {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    let status = 400;
+    let message = `The request is not valid HTTP/1.1 (${err.code ?? 'parse error'}): check the request line and the headers.`;
+    if (err.code === 'HPE_HEADER_OVERFLOW') {
+      status = 431;
+      message = `The request headers are too large: at most ${maxHeaderSize} bytes in total are accepted.`;
+    } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      status = 408;
+      message = 'The request did not arrive in time; send it again.';
+    }
+    const body = JSON.stringify(errorBody('BAD_REQUEST', message, clock.now()));
+    if (socket.writable) {
+      socket.write(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+          'Content-Type: application/json; charset=utf-8\r\n' +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+          'Cache-Control: no-store\r\n' +
+          'Connection: close\r\n\r\n' +
+          body,
+      );
+    }
+    socket.destroy();
+  };
 }
 
 /**

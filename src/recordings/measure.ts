@@ -5,7 +5,8 @@ import type { BlobStore } from './store.ts';
 
 /**
  * Largest recording accepted by PUT /admin/v1/calls/{id}/recording. 200 MB of 128 kbps MP3 is
- * about 3.5 hours, well beyond any phone call; it matches the operator listener's bodyLimit.
+ * about 3.5 hours, well beyond any phone call; it is that route's bodyLimit (every other operator
+ * route takes at most 1 MiB).
  */
 export const MAX_RECORDING_BYTES = 200 * 1024 * 1024;
 

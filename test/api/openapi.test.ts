@@ -48,11 +48,11 @@ test('it has exactly the REST operations with their scopes', () => {
   ]);
 });
 
-test('every key-authenticated operation documents 401, 402, 403, 429, 500 and 503, and its success with X-RateLimit-* headers', () => {
+test('every key-authenticated operation documents 400, 401, 402, 403, 429, 500 and 503, and its success with X-RateLimit-* headers', () => {
   for (const [path, item] of Object.entries<Json>(doc.paths)) {
     const op = item.get;
     if (op.security.length === 0) continue;
-    for (const s of ['200', '401', '402', '403', '429', '500', '503'])
+    for (const s of ['200', '400', '401', '402', '403', '429', '500', '503'])
       assert.ok(op.responses[s], `${path} ${s}`);
     const ok = op.responses['200'].headers;
     for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Cache-Control']) {
@@ -72,6 +72,7 @@ test('every key-authenticated operation documents 401, 402, 403, 429, 500 and 50
   ]);
   assert.deepEqual(Object.keys(doc.paths['/calls/{id}/recording-url'].get.responses), [
     '200',
+    '400',
     '401',
     '402',
     '403',

@@ -1,6 +1,8 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.ts';
-import { frameworkErrors, installErrorHandling } from '../error-handler.ts';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
+import { healthRoutes } from '../health.ts';
+import { installJsonParser, JSON_BODY_LIMIT } from '../json-body.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { operatorAuth } from './auth.ts';
 import { ingestionRoutes } from './calls.ts';
@@ -11,21 +13,21 @@ import { organizationRoutes } from './organizations.ts';
 import { recordingOperatorRoutes } from './recordings.ts';
 
 /**
- * The operator listener (ADMIN_HOST:ADMIN_PORT), assembled here: /healthz (no auth), /metrics and
+ * The operator listener (ADMIN_HOST:ADMIN_PORT), assembled here: /healthz and /readyz (no auth), /metrics and
  * /admin/v1 (Bearer ADMIN_TOKEN): provisioning, call ingestion, contacts, recordings, maintenance.
  */
 export async function buildOperatorApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log,
-    bodyLimit: 200 * 1024 * 1024,
+    // JSON routes only; the audio upload sets its own (recordings.ts).
+    bodyLimit: JSON_BODY_LIMIT,
     frameworkErrors: frameworkErrors(deps.clock),
+    clientErrorHandler: clientErrorHandler(deps.clock),
     routerOptions: { ignoreTrailingSlash: true },
   });
   installErrorHandling(app, deps.clock);
-  app.get('/healthz', async () => {
-    await deps.db.query('SELECT 1');
-    return { status: 'ok' };
-  });
+  installJsonParser(app);
+  await app.register(healthRoutes(deps));
   await app.register(metricsRoutes(deps));
   await app.register(
     async (admin) => {

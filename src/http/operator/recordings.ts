@@ -44,12 +44,16 @@ export function recordingOperatorRoutes(deps: Deps): FastifyPluginAsync {
     // The raw stream goes straight to the BlobStore; nothing is buffered (size capped in ingest).
     app.addContentTypeParser('audio/mpeg', (_req, payload, done) => done(null, payload));
 
-    app.put('/calls/:id/recording', { onRequest: audioOnly }, async (req, reply) => {
-      const { id } = req.params as { id: string };
-      const query = parseInput(putQuery, req.query, 'query');
-      await storeRecording(deps, id, req.body as Readable, { recordingSid: query.recording_sid });
-      return reply.code(204).send();
-    });
+    app.put(
+      '/calls/:id/recording',
+      { onRequest: audioOnly, bodyLimit: MAX_RECORDING_BYTES },
+      async (req, reply) => {
+        const { id } = req.params as { id: string };
+        const query = parseInput(putQuery, req.query, 'query');
+        await storeRecording(deps, id, req.body as Readable, { recordingSid: query.recording_sid });
+        return reply.code(204).send();
+      },
+    );
 
     app.post('/calls/:id/recording-refused', async (req, reply) => {
       const { id } = req.params as { id: string };

@@ -1,21 +1,26 @@
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.ts';
-import { frameworkErrors, installErrorHandling } from '../error-handler.ts';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
+import { healthRoutes } from '../health.ts';
+import { installJsonParser, JSON_BODY_LIMIT } from '../json-body.ts';
 import { apiRoutes } from './api-v1/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 
-/** The public listener: /api/v1 (REST + recording downloads), the console. server.ts only listens. */
+/** The public listener: /api/v1 (REST + recording downloads), the console, /healthz and /readyz. server.ts only listens. */
 export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log,
     trustProxy: deps.config.trustProxy,
     frameworkErrors: frameworkErrors(deps.clock),
-    bodyLimit: 1024 * 1024,
+    clientErrorHandler: clientErrorHandler(deps.clock),
+    bodyLimit: JSON_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
   });
   installErrorHandling(app, deps.clock);
+  installJsonParser(app);
   await app.register(cookie);
+  await app.register(healthRoutes(deps));
   await app.register(apiRoutes(deps), { prefix: '/api/v1' });
   await app.register(consoleRoutes(deps), { prefix: '/app' });
   return app;

@@ -46,6 +46,27 @@ export function bearerKey(header: string | undefined): { key: string } | { error
   return { key: m[1] };
 }
 
+/** How many Authorization header lines a request carries (Node keeps only the first in req.headers). */
+export function authorizationHeaderCount(rawHeaders: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === 'authorization') n++;
+  return n;
+}
+
+/**
+ * A request with more than one Authorization header is refused (400) before anything reads it: a
+ * proxy in front may have checked one header while this service would take another (Node keeps the
+ * first), so neither is trusted and nothing is counted against either key.
+ */
+export function duplicateAuthorization(req: FastifyRequest): AppError | null {
+  const n = authorizationHeaderCount(req.raw.rawHeaders);
+  if (n <= 1) return null;
+  return new AppError(
+    'BAD_REQUEST',
+    `The request carries ${n} Authorization headers; send exactly one (Authorization: Bearer <API_KEY>). A proxy and this service could pick different ones, so the request is refused.`,
+  );
+}
+
 /**
  * preHandler for every key-authenticated /api/v1 route, one database round trip (auth-query.ts).
  * Order of checks (docs/decisions.md): failed-authentication throttle of the client address (429)

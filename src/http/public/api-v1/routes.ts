@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../../deps.ts';
 import { notFound } from '../../../errors.ts';
 import { maintenanceError, maintenanceGate } from '../../../maintenance.ts';
-import { authenticate, authenticatesWithKey, countWithoutOperation } from './auth.ts';
+import { authenticate, authenticatesWithKey, countWithoutOperation, duplicateAuthorization } from './auth.ts';
 import { callRoutes } from './calls.ts';
 import { meRoutes } from './me.ts';
 import { methodNotAllowed } from './method-not-allowed.ts';
@@ -14,7 +14,8 @@ const KEY_ROUTE = Symbol('key-route');
 
 /**
  * Everything under /api/v1. The REST routes and the recording routes share one encapsulation, so the
- * hooks below apply to all of them. Order of checks (docs/decisions.md): 503 maintenance (onRequest)
+ * hooks below apply to all of them. Order of checks (docs/decisions.md): 400 for two Authorization
+ * headers (onRequest; nothing counted) → 503 maintenance (onRequest)
  * → routing 404/405 → 429 failed-authentication throttle → 401 → rate-limit count/429 → 402 (the
  * authenticate preHandler) → 403 scope → 400 query → 404 resource → 409/410 (the handlers).
  *
@@ -35,6 +36,8 @@ export function apiRoutes(deps: Deps): FastifyPluginAsync {
     app.addHook('onRequest', async (req, reply) => {
       // Authenticated answers are private and change with every request: never cached (routes may override).
       reply.header('cache-control', 'no-store');
+      const duplicate = duplicateAuthorization(req);
+      if (duplicate) throw duplicate;
       if (!(await gate.enabled())) {
         const config = req.routeOptions.config as unknown as Record<symbol, unknown> | undefined;
         if (req.is404 || allow.isAnswer(req) || config?.[KEY_ROUTE] === true) {

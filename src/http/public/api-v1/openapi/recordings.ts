@@ -64,6 +64,7 @@ export const recordingOperations: OperationSpec[] = [
       },
     ],
     errors: [
+      400,
       401,
       402,
       403,
@@ -132,6 +133,11 @@ export const recordingOperations: OperationSpec[] = [
       },
     ],
     errors: [
+      {
+        status: 400,
+        description: 'BAD_REQUEST: the request carries more than one Authorization header.',
+        rateLimitHeaders: 'none',
+      },
       { status: 401, description: 'UNAUTHORIZED: the link is invalid or expired.', rateLimitHeaders: 'none' },
       { status: 402, description: 'SUBSCRIPTION_INACTIVE.', rateLimitHeaders: 'none' },
       { status: 404, description: 'NOT_FOUND: the call no longer exists.', rateLimitHeaders: 'none' },

@@ -58,8 +58,10 @@ export const SHARED_ERRORS: Record<number, { name: string; response: JsonSchema 
   400: {
     name: 'BadRequest',
     response: errorResponse(
-      'BAD_REQUEST: a query parameter is unknown, repeated, or has an invalid value; the message names it and the accepted values.',
-      rateLimitHeaders(true),
+      'BAD_REQUEST: a query parameter is unknown, repeated, or has an invalid value; the message names it and the accepted values. ' +
+        'Also a request with more than one Authorization header (refused before authentication: it counts against no key and ' +
+        'carries no X-RateLimit-* headers).',
+      rateLimitHeaders(false),
     ),
   },
   401: {
