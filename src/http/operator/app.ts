@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import { frameworkErrors, installErrorHandling } from '../error-handler.ts';
+import { installRequestIds, requestIdOptions } from '../request-id.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { operatorAuth } from './auth.ts';
 import { ingestionRoutes } from './calls.ts';
@@ -17,10 +18,12 @@ import { recordingOperatorRoutes } from './recordings.ts';
 export async function buildOperatorApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log,
+    ...requestIdOptions(),
     bodyLimit: 200 * 1024 * 1024,
     frameworkErrors: frameworkErrors(deps.clock),
     routerOptions: { ignoreTrailingSlash: true },
   });
+  installRequestIds(app);
   installErrorHandling(app, deps.clock);
   app.get('/healthz', async () => {
     await deps.db.query('SELECT 1');
