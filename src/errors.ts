@@ -38,6 +38,8 @@ export interface AppErrorOptions {
   status?: number;
   /** RATE_LIMITED: whole seconds after which a retry can succeed (rendered as Retry-After) */
   retryAfterSeconds?: number;
+  /** BAD_REQUEST: the query parameter or body field at fault (rendered as the optional error.param) */
+  param?: string;
   cause?: unknown;
 }
 
@@ -46,16 +48,20 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly retryAfterSeconds: number | undefined;
+  readonly param: string | undefined;
   constructor(code: ErrorCode, message: string, opts: AppErrorOptions = {}) {
     super(message, { cause: opts.cause });
     this.name = 'AppError';
     this.code = code;
     this.status = opts.status ?? ERROR_STATUS[code];
     this.retryAfterSeconds = opts.retryAfterSeconds;
+    this.param = opts.param;
   }
 }
 
-export const badRequest = (message: string) => new AppError('BAD_REQUEST', message);
+/** A 400; `param` names the query parameter or body field at fault when there is one. */
+export const badRequest = (message: string, param?: string) =>
+  new AppError('BAD_REQUEST', message, param === undefined ? {} : { param });
 export const notFound = (message = 'Resource not found.') => new AppError('NOT_FOUND', message);
 export const unauthorized = (message: string) => new AppError('UNAUTHORIZED', message);
 export const forbidden = (message: string) => new AppError('FORBIDDEN', message);
@@ -70,7 +76,8 @@ const pathName = (path: readonly PropertyKey[]): string =>
 
 /**
  * The one zod → error formatter: 400 BAD_REQUEST naming every offending field or query parameter (at
- * most five) and what it accepts, so the caller can fix the request in one go.
+ * most five) and what it accepts, so the caller can fix the request in one go. error.param is the
+ * first one named (an unknown key's name, or the issue's path); none when the whole input is wrong.
  */
 export function invalidInput(
   issues: readonly z.core.$ZodIssue[],
@@ -96,7 +103,14 @@ export function invalidInput(
     }
     return `${name}: ${i.message}`;
   });
-  return badRequest(`${lines.join('; ')}.`);
+  return badRequest(`${lines.join('; ')}.`, firstParam(issues[0]));
+}
+
+/** The field or parameter an issue is about, as error.param. */
+function firstParam(issue: z.core.$ZodIssue | undefined): string | undefined {
+  if (!issue) return undefined;
+  if (issue.code === 'unrecognized_keys') return issue.keys[0];
+  return issue.path.length === 0 ? undefined : pathName(issue.path);
 }
 
 /** Validates a JSON body (or a parsed query) with a zod object schema; throws invalidInput's 400. */

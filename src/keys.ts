@@ -31,17 +31,29 @@ export async function loadOrCreateSecretFile(
   name: string,
   make: () => string,
 ): Promise<{ value: string; created: boolean }> {
-  const file = join(dataDir, name);
+  const existing = await readSecretFile(dataDir, name);
+  if (existing !== null) return { value: existing, created: false };
+  const value = make();
+  await writeSecretFile(dataDir, name, value);
+  return { value, created: true };
+}
+
+/** The secret stored in DATA_DIR/name, or null when there is none yet. */
+export async function readSecretFile(dataDir: string, name: string): Promise<string | null> {
   try {
-    return { value: (await readFile(file, 'utf8')).trim(), created: false };
+    return (await readFile(join(dataDir, name), 'utf8')).trim();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    return null;
   }
+}
+
+/** Writes a new secret file, readable by the owner only; fails if one exists. */
+export async function writeSecretFile(dataDir: string, name: string, value: string): Promise<void> {
+  const file = join(dataDir, name);
   await mkdir(dataDir, { recursive: true });
-  const value = make();
   await writeFile(file, value + '\n', { mode: 0o600, flag: 'wx' });
   await chmod(file, 0o600);
-  return { value, created: true };
 }
 
 export const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');

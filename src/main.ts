@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config.ts';
-import { type Role, type Running, startRoles } from './server.ts';
+import { EXIT_CONFIG, type Role, type Running, StartupError, startRoles } from './server.ts';
 
 const ROLES: readonly Role[] = ['api', 'operator', 'worker'];
 export const SERVE_USAGE = 'callcap serve [--role api|operator|worker]...';
@@ -8,8 +8,9 @@ export const SERVE_USAGE = 'callcap serve [--role api|operator|worker]...';
 /**
  * `callcap serve [--role api|operator|worker …]`: loads the config and starts the roles (all three
  * in one process by default). Shared by `npm start` (this file) and the `callcap` CLI (src/cli.ts).
- * Returns 2 on a usage error; otherwise it resolves once the listeners are up, and the process
- * keeps running until SIGINT/SIGTERM closes everything.
+ * Returns 2 on a usage error and EXIT_CONFIG (78) when a setting stops the start (a busy PORT: one
+ * line on stderr names the setting, no stack trace); otherwise it resolves once the listeners are
+ * up, and the process keeps running until SIGINT/SIGTERM closes everything.
  */
 export async function serve(argv: string[]): Promise<number | null> {
   let parsed: ReturnType<typeof parseServeArgs>;
@@ -32,7 +33,13 @@ export async function serve(argv: string[]): Promise<number | null> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
-  running = await startRoles(loadConfig(), parsed.roles);
+  try {
+    running = await startRoles(loadConfig(), parsed.roles);
+  } catch (err) {
+    if (!(err instanceof StartupError)) throw err;
+    process.stderr.write(`callcap: ${err.message}\n`);
+    return EXIT_CONFIG;
+  }
   if (stopping) {
     await running.close();
     process.exit(0);

@@ -7,7 +7,14 @@ import { openDatabase } from './db/index.ts';
 import type { Deps } from './deps.ts';
 import { buildOperatorApp } from './http/operator/app.ts';
 import { buildPublicApp } from './http/public/app.ts';
-import { deriveKeys, loadOrCreateSecretFile, parseMasterKey, randomHex } from './keys.ts';
+import {
+  deriveKeys,
+  loadOrCreateSecretFile,
+  parseMasterKey,
+  randomHex,
+  readSecretFile,
+  writeSecretFile,
+} from './keys.ts';
 import { createLogger } from './log.ts';
 import { fileBlobStore } from './recordings/store.ts';
 import { seedDemoIfEmpty } from './seed/seed.ts';
@@ -22,7 +29,9 @@ export interface Running {
 }
 
 /** Builds the dependencies once and starts the requested roles. */
-export async function buildDeps(config: Config): Promise<{ deps: Deps; adminTokenCreated: boolean }> {
+export async function buildDeps(
+  config: Config,
+): Promise<{ deps: Deps; adminTokenCreated: boolean; saveAdminToken(): Promise<void> }> {
   const log = createLogger(config.LOG_LEVEL);
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
@@ -35,9 +44,14 @@ export async function buildDeps(config: Config): Promise<{ deps: Deps; adminToke
     : parseMasterKey(
         (await loadOrCreateSecretFile(config.DATA_DIR, 'master-key', () => randomHex(32))).value,
       );
+  // A new operator token is written to DATA_DIR only once the listeners are up (saveAdminToken):
+  // it is printed once, by the start that creates it, so a start that fails must not create it.
+  const stored = config.ADMIN_TOKEN ? null : await readSecretFile(config.DATA_DIR, 'admin-token');
   const admin = config.ADMIN_TOKEN
     ? { value: config.ADMIN_TOKEN, created: false }
-    : await loadOrCreateSecretFile(config.DATA_DIR, 'admin-token', () => `cc_admin_${randomHex(24)}`);
+    : stored !== null
+      ? { value: stored, created: false }
+      : { value: `cc_admin_${randomHex(24)}`, created: true };
   const deps: Deps = {
     db,
     clock: systemClock,
@@ -47,38 +61,57 @@ export async function buildDeps(config: Config): Promise<{ deps: Deps; adminToke
     log,
     adminToken: admin.value,
   };
-  return { deps, adminTokenCreated: admin.created };
+  return {
+    deps,
+    adminTokenCreated: admin.created,
+    saveAdminToken: async () => {
+      if (admin.created) await writeSecretFile(config.DATA_DIR, 'admin-token', admin.value);
+    },
+  };
 }
 
 export async function startRoles(config: Config, roles: Role[]): Promise<Running> {
-  const { deps, adminTokenCreated } = await buildDeps(config);
+  const { deps, adminTokenCreated, saveAdminToken } = await buildDeps(config);
   const out: string[] = [];
   let publicApp: FastifyInstance | undefined;
   let operatorApp: FastifyInstance | undefined;
   const stops: Array<() => Promise<void>> = [];
 
-  // The demo seed is for the embedded database only: never touch an operator's PostgreSQL.
-  const demo = config.DATABASE_URL ? null : await seedDemoIfEmpty(deps);
-  if (roles.includes('api')) {
-    publicApp = await buildPublicApp(deps);
-    await publicApp.listen({ port: config.PORT, host: config.HOST });
-    stops.push(() => publicApp!.close());
-    out.push(
-      `Public API    ${config.publicBaseUrl}/api/v1  (listening on ${config.HOST}:${portOf(publicApp)})`,
-    );
-  }
-  if (roles.includes('operator')) {
-    operatorApp = await buildOperatorApp(deps);
-    await operatorApp.listen({ port: config.ADMIN_PORT, host: config.ADMIN_HOST });
-    stops.push(() => operatorApp!.close());
-    out.push(`Operator API  http://${urlHost(config.ADMIN_HOST)}:${portOf(operatorApp)}/admin/v1`);
-    if (adminTokenCreated)
-      out.push(`Operator token (saved in ${join(config.DATA_DIR, 'admin-token')}): ${deps.adminToken}`);
-  }
-  if (roles.includes('worker')) {
-    const { startWorkers } = await import('./worker.ts');
-    stops.push(await startWorkers(deps));
-    out.push('Worker        webhook deliveries, retention sweeps, reconciliation');
+  const closeAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch(() => {});
+    await deps.db.close();
+  };
+  let demo: string | null;
+  try {
+    // Listen first, seed after: a start that cannot listen (a busy port) must not use up the
+    // one-time demo credentials, which are printed only by the start that creates them.
+    if (roles.includes('api')) {
+      const app = await buildPublicApp(deps);
+      stops.push(() => app.close());
+      await listenOrExplain(app, 'PORT', 'HOST', config.PORT, config.HOST);
+      publicApp = app;
+      out.push(`Public API    ${config.publicBaseUrl}/api/v1  (listening on ${config.HOST}:${portOf(app)})`);
+    }
+    if (roles.includes('operator')) {
+      const app = await buildOperatorApp(deps);
+      stops.push(() => app.close());
+      await listenOrExplain(app, 'ADMIN_PORT', 'ADMIN_HOST', config.ADMIN_PORT, config.ADMIN_HOST);
+      operatorApp = app;
+      out.push(`Operator API  http://${urlHost(config.ADMIN_HOST)}:${portOf(app)}/admin/v1`);
+      if (adminTokenCreated)
+        out.push(`Operator token (saved in ${join(config.DATA_DIR, 'admin-token')}): ${deps.adminToken}`);
+    }
+    await saveAdminToken();
+    // The demo seed is for the embedded database only: never touch an operator's PostgreSQL.
+    demo = config.DATABASE_URL ? null : await seedDemoIfEmpty(deps);
+    if (roles.includes('worker')) {
+      const { startWorkers } = await import('./worker.ts');
+      stops.push(await startWorkers(deps));
+      out.push('Worker        webhook deliveries, retention sweeps, reconciliation');
+    }
+  } catch (err) {
+    await closeAll();
+    throw err;
   }
   const ready = `Call Capture Service is ready.\n${out.map((l) => `  ${l}`).join('\n')}`;
   process.stdout.write(`\n${ready}${demo ? `\n\n${demo}` : ''}\n\n`);
@@ -86,11 +119,51 @@ export async function startRoles(config: Config, roles: Role[]): Promise<Running
     deps,
     publicApp,
     operatorApp,
-    async close() {
-      for (const stop of stops.reverse()) await stop().catch(() => {});
-      await deps.db.close();
-    },
+    close: closeAll,
   };
+}
+
+/**
+ * A start that cannot go on because of a setting: the message names the setting to change, and
+ * `callcap serve` prints it as one line (no stack trace) and exits with EXIT_CONFIG.
+ */
+export class StartupError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StartupError';
+  }
+}
+
+/** sysexits' EX_CONFIG: the start failed on a setting (a busy port, say), not on a bug. */
+export const EXIT_CONFIG = 78;
+
+const LISTEN_PROBLEMS: Record<string, (portVar: string, hostVar: string) => string> = {
+  EADDRINUSE: (portVar) => `is already in use: stop what listens there, or set ${portVar} to a free port`,
+  EACCES: (portVar) =>
+    `may not be opened by this user (ports below 1024 need privileges): set ${portVar} to 1024 or above`,
+  EADDRNOTAVAIL: (_portVar, hostVar) =>
+    `is not an address of this machine: set ${hostVar} to one of its addresses (0.0.0.0 for all)`,
+};
+
+/** listen(), with the errors a setting causes turned into a StartupError naming that setting. */
+async function listenOrExplain(
+  app: FastifyInstance,
+  portVar: string,
+  hostVar: string,
+  port: number,
+  host: string,
+): Promise<void> {
+  try {
+    await app.listen({ port, host });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    const problem = LISTEN_PROBLEMS[code];
+    if (!problem) throw err;
+    throw new StartupError(
+      `${portVar}=${port} (${hostVar}=${host}): ${urlHost(host)}:${port} ${problem(portVar, hostVar)} (${code}).`,
+      { cause: err },
+    );
+  }
 }
 
 /** The port a listener actually got (PORT=0 picks a free one). */

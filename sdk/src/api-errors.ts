@@ -22,6 +22,10 @@ export interface ApiErrorInit {
   /** The server's human-readable message. */
   serverMessage: string;
   headers: Headers;
+  /** meta.request_id of the body, else the X-Request-Id response header. */
+  requestId?: string;
+  /** error.param of the body (BAD_REQUEST: the parameter at fault). */
+  param?: string;
 }
 
 /** The API answered with an error body `{success: false, error: {code, message}}`. */
@@ -32,6 +36,10 @@ export class CallCaptureApiError extends CallCaptureError {
   readonly headers: Headers;
   /** True when the same request can succeed later unchanged. */
   readonly retryable: boolean;
+  /** The server's id for the request (quote it when reporting a problem); undefined from older servers. */
+  readonly requestId: string | undefined;
+  /** BAD_REQUEST: the query parameter at fault, when the server named one. */
+  readonly param: string | undefined;
 
   constructor(init: ApiErrorInit, hint = '', retryable = false) {
     super(`${init.code} (HTTP ${init.status}): ${init.serverMessage}${hint ? ` ${hint}` : ''}`);
@@ -40,6 +48,8 @@ export class CallCaptureApiError extends CallCaptureError {
     this.serverMessage = init.serverMessage;
     this.headers = init.headers;
     this.retryable = retryable;
+    this.requestId = init.requestId ?? init.headers.get('x-request-id') ?? undefined;
+    this.param = init.param;
   }
 }
 

@@ -111,3 +111,22 @@ export type ApiErrorCode =
   | 'RATE_LIMITED'
   | 'DATABASE_ERROR'
   | 'MAINTENANCE';
+
+/**
+ * The body of every error answer. `error.param` and `meta.request_id` are optional additions within v1:
+ * older servers omit them.
+ */
+export interface ApiErrorBody {
+  success: false;
+  error: {
+    code: ApiErrorCode | (string & {});
+    message: string;
+    /** BAD_REQUEST: the query parameter (or body field) at fault, when one is. */
+    param?: string;
+  };
+  meta: {
+    timestamp: string;
+    /** The request id, as in the X-Request-Id response header; quote it when reporting a problem. */
+    request_id?: string;
+  };
+}

@@ -183,12 +183,26 @@ async function readError(response: Response): Promise<CallCaptureApiError> {
   const text = await response.text().catch(() => '');
   let code = `HTTP_${response.status}`;
   let serverMessage = response.statusText || 'no message';
+  let requestId: string | undefined;
+  let param: string | undefined;
   try {
-    const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+    const body = JSON.parse(text) as {
+      error?: { code?: unknown; message?: unknown; param?: unknown };
+      meta?: { request_id?: unknown };
+    };
     if (typeof body.error?.code === 'string') code = body.error.code;
     if (typeof body.error?.message === 'string') serverMessage = body.error.message;
+    if (typeof body.error?.param === 'string') param = body.error.param;
+    if (typeof body.meta?.request_id === 'string') requestId = body.meta.request_id;
   } catch {
     // Not the spec's error shape (a proxy's HTML page, for instance): keep HTTP_<status>.
   }
-  return apiErrorFor({ status: response.status, code, serverMessage, headers: response.headers });
+  return apiErrorFor({
+    status: response.status,
+    code,
+    serverMessage,
+    headers: response.headers,
+    ...(requestId === undefined ? {} : { requestId }),
+    ...(param === undefined ? {} : { param }),
+  });
 }

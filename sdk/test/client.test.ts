@@ -186,6 +186,37 @@ test('each error code becomes its own error class', async () => {
   }
 });
 
+test('a thrown error carries the request id and the parameter at fault from the body', async () => {
+  const body = {
+    success: false,
+    error: { code: 'BAD_REQUEST', message: 'Invalid value "0" for query parameter "limit".', param: 'limit' },
+    meta: { timestamp: '2026-06-20T10:00:00.000Z', request_id: 'req-body-1' },
+  };
+  const s = scripted(Response.json(body, { status: 400, headers: { 'x-request-id': 'req-header-1' } }));
+  const error = await new CallCaptureClient(s.options).listCalls({ limit: 0 }).catch((e: unknown) => e);
+  assert.ok(error instanceof BadRequestError);
+  assert.equal(error.requestId, 'req-body-1');
+  assert.equal(error.param, 'limit');
+});
+
+test('without meta.request_id the X-Request-Id header is the request id; older bodies leave both unset', async () => {
+  const s = scripted(
+    fail(404, 'NOT_FOUND', { 'x-request-id': 'req-header-2' }),
+    fail(404, 'NOT_FOUND'),
+    new Response('<html>Bad gateway</html>', { status: 502, headers: { 'x-request-id': 'req-proxy-3' } }),
+  );
+  const client = new CallCaptureClient(s.options);
+  const fromHeader = await client.getCall('c').catch((e: unknown) => e);
+  const older = await client.getCall('c').catch((e: unknown) => e);
+  const proxy = await client.getCall('c').catch((e: unknown) => e);
+  assert.ok(fromHeader instanceof NotFoundError && older instanceof NotFoundError);
+  assert.equal(fromHeader.requestId, 'req-header-2');
+  assert.equal(fromHeader.param, undefined);
+  assert.equal(older.requestId, undefined);
+  assert.ok(proxy instanceof CallCaptureApiError);
+  assert.equal(proxy.requestId, 'req-proxy-3');
+});
+
 test('recording refusals say whether they are permanent', async () => {
   const s = scripted(fail(409, 'RECORDING_WITHHELD'), fail(410, 'RECORDING_DELETED'));
   const client = new CallCaptureClient(s.options);

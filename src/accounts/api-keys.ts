@@ -30,11 +30,12 @@ export function checkScopes(scopes: readonly string[], field = 'scopes'): string
   if (scopes.length === 0) {
     throw badRequest(
       `Field "${field}" must list at least one scope, e.g. ["read.calls"]; known: ${SCOPES.join(', ')}.`,
+      field,
     );
   }
   for (const s of scopes) {
     if (!(SCOPES as readonly string[]).includes(s)) {
-      throw badRequest(`Unknown scope "${s}" in "${field}"; known scopes: ${SCOPES.join(', ')}.`);
+      throw badRequest(`Unknown scope "${s}" in "${field}"; known scopes: ${SCOPES.join(', ')}.`, field);
     }
   }
   return [...new Set(scopes)];
@@ -55,11 +56,11 @@ export async function createApiKey(
   const scopes = checkScopes(k.scopes);
   const name = k.name?.trim() || null;
   if (name && name.length > API_KEY_NAME_MAX_LENGTH) {
-    throw badRequest(`Field "name" must be at most ${API_KEY_NAME_MAX_LENGTH} characters long.`);
+    throw badRequest(`Field "name" must be at most ${API_KEY_NAME_MAX_LENGTH} characters long.`, 'name');
   }
   const rate = k.rateLimitPerHour ?? DEFAULT_KEY_RATE_LIMIT_PER_HOUR;
   if (!Number.isInteger(rate) || rate <= 0) {
-    throw badRequest('Field "rate_limit_per_hour" must be a positive integer.');
+    throw badRequest('Field "rate_limit_per_hour" must be a positive integer.', 'rate_limit_per_hour');
   }
   const org = await tx.query('SELECT 1 FROM organizations WHERE id = $1', [k.organizationId]);
   if (org.rowCount === 0) throw notFound(`No organization ${k.organizationId}.`);

@@ -32,7 +32,10 @@ export interface OrganizationPatch {
 export function checkCountry(country: string, field = 'country'): string {
   const c = country.trim().toUpperCase();
   if (!/^[A-Z]{2}$/.test(c) || !isSupportedCountry(c)) {
-    throw badRequest(`Field "${field}" must be an ISO 3166-1 alpha-2 country code such as "US" or "GB".`);
+    throw badRequest(
+      `Field "${field}" must be an ISO 3166-1 alpha-2 country code such as "US" or "GB".`,
+      field,
+    );
   }
   return c;
 }
@@ -40,7 +43,7 @@ export function checkCountry(country: string, field = 'country'): string {
 function checkName(name: string): string {
   const n = name.trim();
   if (n.length === 0 || n.length > ORG_NAME_MAX_LENGTH) {
-    throw badRequest(`Field "name" must be 1 to ${ORG_NAME_MAX_LENGTH} characters long.`);
+    throw badRequest(`Field "name" must be 1 to ${ORG_NAME_MAX_LENGTH} characters long.`, 'name');
   }
   return n;
 }

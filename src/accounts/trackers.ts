@@ -14,7 +14,10 @@ export function checkTerms(terms: readonly string[]): string[] {
   for (const raw of terms) {
     const t = raw.trim();
     if (t.length === 0 || t.length > TRACKER_TERM_MAX_LENGTH) {
-      throw badRequest(`Every entry of "terms" must be 1 to ${TRACKER_TERM_MAX_LENGTH} characters long.`);
+      throw badRequest(
+        `Every entry of "terms" must be 1 to ${TRACKER_TERM_MAX_LENGTH} characters long.`,
+        'terms',
+      );
     }
     if (!seen.has(t.toLowerCase())) {
       seen.add(t.toLowerCase());
@@ -22,7 +25,10 @@ export function checkTerms(terms: readonly string[]): string[] {
     }
   }
   if (out.length === 0 || out.length > TRACKER_MAX_TERMS) {
-    throw badRequest(`Field "terms" must list 1 to ${TRACKER_MAX_TERMS} terms, e.g. ["refund", "cancel"].`);
+    throw badRequest(
+      `Field "terms" must list 1 to ${TRACKER_MAX_TERMS} terms, e.g. ["refund", "cancel"].`,
+      'terms',
+    );
   }
   return out;
 }
@@ -33,7 +39,7 @@ export async function createTracker(
 ): Promise<{ tracker_id: string }> {
   const name = t.name.trim();
   if (name.length === 0 || name.length > TRACKER_NAME_MAX_LENGTH) {
-    throw badRequest(`Field "name" must be 1 to ${TRACKER_NAME_MAX_LENGTH} characters long.`);
+    throw badRequest(`Field "name" must be 1 to ${TRACKER_NAME_MAX_LENGTH} characters long.`, 'name');
   }
   const terms = checkTerms(t.terms);
   const org = await tx.query('SELECT 1 FROM organizations WHERE id = $1', [t.organizationId]);

@@ -15,7 +15,7 @@ export const normalizeEmail = (email: string): string => email.trim().toLowerCas
 export function checkEmail(email: string, field = 'email'): string {
   const e = normalizeEmail(email);
   if (!EMAIL_RE.test(e) || e.length > EMAIL_MAX_LENGTH) {
-    throw badRequest(`Field "${field}" must be an e-mail address such as name@example.com.`);
+    throw badRequest(`Field "${field}" must be an e-mail address such as name@example.com.`, field);
   }
   return e;
 }
@@ -24,6 +24,7 @@ export function checkPassword(password: string, field = 'password'): void {
   if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
     throw badRequest(
       `Field "${field}" must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters long.`,
+      field,
     );
   }
 }

@@ -47,7 +47,7 @@ export async function scheduleDeletion(
     const call = await lockLiveCall(tx, callId);
     const now = deps.clock.now();
     if (input.pendingDeletionAt && input.pendingDeletionAt.getTime() < now.getTime()) {
-      throw badRequest('Field "pending_deletion_at" must not be in the past.');
+      throw badRequest('Field "pending_deletion_at" must not be in the past.', 'pending_deletion_at');
     }
     const pending =
       input.pendingDeletionAt ??

@@ -49,6 +49,7 @@ export async function applyLifecycle(
     if (input.failureReason !== null && !FAILED_OUTBOUND_STATES.has(to)) {
       throw badRequest(
         `Field "failure_reason" applies only to the states ${[...FAILED_OUTBOUND_STATES].join(', ')}; omit it for ${to}.`,
+        'failure_reason',
       );
     }
     const verdict = transitionOutbound(from, to);

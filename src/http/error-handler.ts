@@ -1,13 +1,30 @@
+import { randomUUID } from 'node:crypto';
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { DatabaseError } from '../db/types.ts';
 import { AppError } from '../errors.ts';
+import { REQUEST_ID_HEADER } from './request-id.ts';
 
-/** The error body of every listener (spec "Errors"). */
-export function errorBody(code: string, message: string, now: Date) {
-  return { success: false as const, error: { code, message }, meta: { timestamp: now.toISOString() } };
+/** What an error body may add to the spec's (optional fields, allowed within v1). */
+export interface ErrorExtras {
+  /** the request id (X-Request-Id), as meta.request_id */
+  requestId?: string;
+  /** the query parameter or body field a 400 is about, as error.param */
+  param?: string;
+}
+
+/** The error body of every listener (spec "Errors"), plus the optional error.param and meta.request_id. */
+export function errorBody(code: string, message: string, now: Date, extras: ErrorExtras = {}) {
+  return {
+    success: false as const,
+    error: { code, message, ...(extras.param === undefined ? {} : { param: extras.param }) },
+    meta: {
+      timestamp: now.toISOString(),
+      ...(extras.requestId === undefined ? {} : { request_id: extras.requestId }),
+    },
+  };
 }
 
 /**
@@ -17,17 +34,24 @@ export function errorBody(code: string, message: string, now: Date) {
 export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
   app.setErrorHandler((err: FastifyError | AppError | DatabaseError | Error, req, reply) => {
     const now = clock.now();
+    reply.header(REQUEST_ID_HEADER, req.id);
+    const ids = { requestId: req.id };
     if (err instanceof AppError) {
       if (err.status >= 500) req.log.error({ err: err.cause ?? err }, 'request failed');
       if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
-      return reply.code(err.status).send(errorBody(err.code, err.message, now));
+      return reply.code(err.status).send(errorBody(err.code, err.message, now, { ...ids, param: err.param }));
     }
     if (err instanceof DatabaseError) {
       req.log.error({ err }, 'database error');
       return reply
         .code(500)
         .send(
-          errorBody('DATABASE_ERROR', 'The service could not complete the request; retry with backoff.', now),
+          errorBody(
+            'DATABASE_ERROR',
+            'The service could not complete the request; retry with backoff.',
+            now,
+            ids,
+          ),
         );
     }
     const fe = err as FastifyError;
@@ -35,20 +59,27 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
     if (fe.validation || (status && status >= 400 && status < 500)) {
       // Fastify's own client errors (body parsing, media type, size): the spec's shape, a fitting code.
       const { code, message } = frameworkClientError(fe, req);
-      return reply.code(status ?? 400).send(errorBody(code, message, now));
+      return reply.code(status ?? 400).send(errorBody(code, message, now, ids));
     }
     req.log.error({ err }, 'unhandled error');
     return reply
       .code(500)
       .send(
-        errorBody('DATABASE_ERROR', 'The service could not complete the request; retry with backoff.', now),
+        errorBody(
+          'DATABASE_ERROR',
+          'The service could not complete the request; retry with backoff.',
+          now,
+          ids,
+        ),
       );
   });
 
   app.setNotFoundHandler((req, reply) => {
-    reply
-      .code(404)
-      .send(errorBody('NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}.`, clock.now()));
+    reply.code(404).send(
+      errorBody('NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}.`, clock.now(), {
+        requestId: req.id,
+      }),
+    );
   });
 }
 
@@ -101,11 +132,14 @@ export function clientErrorHandler(clock: Clock) {
       status = 408;
       message = 'The request did not arrive in time; send it again.';
     }
-    const body = JSON.stringify(errorBody('BAD_REQUEST', message, clock.now()));
+    // No request could be read, so no caller's id either: a fresh one, as on every other answer.
+    const requestId = randomUUID();
+    const body = JSON.stringify(errorBody('BAD_REQUEST', message, clock.now(), { requestId }));
     if (socket.writable) {
       socket.write(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
           'Content-Type: application/json; charset=utf-8\r\n' +
+          `X-Request-Id: ${requestId}\r\n` +
           `Content-Length: ${Buffer.byteLength(body)}\r\n` +
           'Cache-Control: no-store\r\n' +
           'Connection: close\r\n\r\n' +
@@ -121,15 +155,17 @@ export function clientErrorHandler(clock: Clock) {
  * spec's error shape too, instead of Fastify's default body.
  */
 export function frameworkErrors(clock: Clock) {
-  return (err: FastifyError, _req: FastifyRequest, reply: FastifyReply) => {
+  return (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     reply
       .code(400)
       .header('cache-control', 'no-store')
+      .header(REQUEST_ID_HEADER, req.id)
       .send(
         errorBody(
           'BAD_REQUEST',
           `The request URL is malformed (${err.code}): check its percent-encoding.`,
           clock.now(),
+          { requestId: req.id },
         ),
       );
   };

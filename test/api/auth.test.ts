@@ -4,7 +4,7 @@ import { DatabaseError, type Db } from '../../src/db/types.ts';
 import { buildPublicApp } from '../../src/http/public/app.ts';
 import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { errorOf } from '../helpers/http.ts';
+import { errorJson, errorOf } from '../helpers/http.ts';
 import { assertMatchesOpenApi } from '../helpers/openapi-check.ts';
 import { call, rateHeaders } from '../helpers/rest.ts';
 
@@ -27,7 +27,7 @@ const INVALID_KEY =
 
 async function assert401(res: Awaited<ReturnType<typeof call>>, message: string) {
   assert.equal(res.statusCode, 401);
-  assert.deepEqual(res.json(), {
+  assert.deepEqual(errorJson(res), {
     success: false,
     error: { code: 'UNAUTHORIZED', message },
     meta: { timestamp: h.clock.now().toISOString() },

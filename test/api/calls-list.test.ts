@@ -419,6 +419,7 @@ test('dateFrom after dateTo answers 400 naming both parameters', async () => {
     assert.deepEqual(errorOf(res), {
       code: 'BAD_REQUEST',
       message: `Query parameter "dateFrom" (${from}) is after "dateTo" (${to}); give a dateFrom on or before dateTo.`,
+      param: 'dateFrom',
     });
   }
 });

@@ -78,6 +78,7 @@ test('GET /me refuses query parameters with 400 naming the parameter', async () 
   assert.deepEqual(errorOf(res), {
     code: 'BAD_REQUEST',
     message: 'Unknown query parameter "verbose". This operation takes no query parameters.',
+    param: 'verbose',
   });
 });
 

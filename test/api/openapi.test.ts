@@ -90,7 +90,12 @@ test('every key-authenticated operation documents 400, 401, 402, 403, 429, 500 a
 });
 
 test('the listCalls parameters are generated from the zod schemas that validate them', () => {
-  const params = Object.fromEntries(doc.paths['/calls'].get.parameters.map((p: Json) => [p.name, p]));
+  const all: Json[] = doc.paths['/calls'].get.parameters;
+  assert.deepEqual(
+    all.filter((p) => p.in === 'header').map((p) => [p.name, p.required]),
+    [['X-Request-Id', false]],
+  );
+  const params = Object.fromEntries(all.filter((p) => p.in === 'query').map((p) => [p.name, p]));
   assert.deepEqual(Object.keys(params), [
     'page',
     'limit',
@@ -153,6 +158,7 @@ test('assertMatchesOpenApi fails on a body, status or header the document does n
     'x-ratelimit-limit': '1000',
     'x-ratelimit-remaining': '5',
     'x-ratelimit-reset': '2026-06-15T11:00:00.000Z',
+    'x-request-id': 'req-1',
   };
   const body = (data: unknown) =>
     JSON.stringify({ success: true, data, meta: { timestamp: '2026-06-15T10:00:00.000Z' } });
@@ -174,6 +180,17 @@ test('assertMatchesOpenApi fails on a body, status or header the document does n
     assertMatchesOpenApi('GET', '/me', { statusCode: 200, headers, body: body({ ...me, extra: 1 }) }),
   );
   assert.throws(() => assertMatchesOpenApi('GET', '/me', { statusCode: 418, headers, body: body(me) }));
+  const { 'x-request-id': _, ...noRequestId } = headers;
+  assert.throws(() =>
+    assertMatchesOpenApi('GET', '/me', { statusCode: 200, headers: noRequestId, body: body(me) }),
+  );
+  assert.throws(() =>
+    assertMatchesOpenApi('GET', '/me', {
+      statusCode: 200,
+      headers: { ...headers, 'x-request-id': 'not allowed' },
+      body: body(me),
+    }),
+  );
   assert.throws(() =>
     assertMatchesOpenApi('GET', '/me', {
       statusCode: 200,

@@ -5,7 +5,7 @@ import { buildPublicApp } from '../../src/http/public/app.ts';
 import { setPublicApiEnabled } from '../../src/maintenance.ts';
 import { insertApiKey, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { admin, bearer, errorOf } from '../helpers/http.ts';
+import { admin, bearer, errorJson, errorOf } from '../helpers/http.ts';
 import { assertErrorShape, assertMatchesOpenApi } from '../helpers/openapi-check.ts';
 import { call, rateHeaders } from '../helpers/rest.ts';
 
@@ -46,7 +46,7 @@ test('the 1000th request of a key in an hour succeeds and the 1001st answers 429
   h.clock.set('2026-06-15T12:20:00.400Z');
   const over = await call(h, '/me', '/me', key);
   assert.equal(over.statusCode, 429);
-  assert.deepEqual(over.json(), {
+  assert.deepEqual(errorJson(over), {
     success: false,
     error: {
       code: 'RATE_LIMITED',

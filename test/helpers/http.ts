@@ -2,6 +2,7 @@
  * Request headers and error bodies, for every app a test injects into: the public REST API (Bearer
  * API key), the operator API (Bearer admin token), the console.
  */
+import assert from 'node:assert/strict';
 import { ADMIN_TOKEN, T0 } from './deps.ts';
 import type { Harness } from './harness.ts';
 
@@ -28,17 +29,30 @@ export function admin(
 
 export interface ErrorBody {
   success: false;
-  error: { code: string; message: string };
+  error: { code: string; message: string; param?: string };
   meta: { timestamp: string };
+}
+
+/**
+ * An error answer's body without its meta.request_id, after checking that the id is there and is
+ * the X-Request-Id header of the answer: compare the rest with errorBody().
+ */
+export function errorJson(res: { body: string; headers: Record<string, unknown> }): unknown {
+  const body = JSON.parse(res.body) as { meta: { request_id?: string } };
+  const id = res.headers['x-request-id'];
+  assert.equal(typeof id, 'string', 'X-Request-Id header');
+  assert.equal(body.meta.request_id, id, 'meta.request_id is the X-Request-Id header');
+  delete body.meta.request_id;
+  return body;
 }
 
 /** The `error` object of an error answer. */
 export const errorOf = (res: { body: string }) => (JSON.parse(res.body) as ErrorBody).error;
 
 /** The whole error body the service answers with `code` and `message` at `timestamp` (the harness start). */
-export const errorBody = (code: string, message: string, timestamp = T0): ErrorBody => ({
+export const errorBody = (code: string, message: string, timestamp = T0, param?: string): ErrorBody => ({
   success: false,
-  error: { code, message },
+  error: { code, message, ...(param === undefined ? {} : { param }) },
   meta: { timestamp },
 });
 

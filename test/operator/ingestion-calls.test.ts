@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { T0 } from '../helpers/deps.ts';
 import { CALL_COMPLETED_KEYS, checkEnvelope, eventsOf, only, typesOf } from '../helpers/events.ts';
 import { insertOrg, MISSING, storedCall } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { admin, errorBody } from '../helpers/http.ts';
+import { admin, errorBody, errorJson } from '../helpers/http.ts';
 
 let h: Harness;
 let orgId: string;
@@ -85,8 +86,13 @@ test('an outbound call without customer_phone is a 400 naming the field', async 
   });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
-    res.json(),
-    errorBody('BAD_REQUEST', 'Field "customer_phone": is required for outbound calls (the dialled number).'),
+    errorJson(res),
+    errorBody(
+      'BAD_REQUEST',
+      'Field "customer_phone": is required for outbound calls (the dialled number).',
+      T0,
+      'customer_phone',
+    ),
   );
 });
 
@@ -122,7 +128,7 @@ test('an agent_user_id of another organization is a 422 and nothing is stored', 
   });
   assert.equal(res.statusCode, 422);
   assert.deepEqual(
-    res.json(),
+    errorJson(res),
     errorBody('VALIDATION_ERROR', `agent_user_id ${other.ownerId} is not a user of this organization.`),
   );
   assert.equal((await h.db.query('SELECT count(*)::int AS n FROM calls')).rows[0].n, before);
@@ -165,7 +171,7 @@ test('an unknown or malformed organization is a 404', async () => {
       caller_phone: '+14155552671',
     });
     assert.equal(res.statusCode, 404);
-    assert.deepEqual(res.json(), errorBody('NOT_FOUND', `No organization ${org}.`));
+    assert.deepEqual(errorJson(res), errorBody('NOT_FOUND', `No organization ${org}.`));
   }
 });
 

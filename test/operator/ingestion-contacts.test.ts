@@ -4,7 +4,7 @@ import { T0 } from '../helpers/deps.ts';
 import { checkEnvelope, eventsOf } from '../helpers/events.ts';
 import { insertOrg, MISSING } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { admin, errorBody } from '../helpers/http.ts';
+import { admin, errorBody, errorJson } from '../helpers/http.ts';
 
 let h: Harness;
 let orgId: string;
@@ -80,7 +80,7 @@ test('creating a contact with an unusable phone is a 422; bad bodies are a 400; 
   }
   const missing = await admin(h, 'POST', `/organizations/${MISSING}/contacts`, { phone: '+14155552671' });
   assert.equal(missing.statusCode, 404);
-  assert.deepEqual(missing.json(), errorBody('NOT_FOUND', `No organization ${MISSING}.`));
+  assert.deepEqual(errorJson(missing), errorBody('NOT_FOUND', `No organization ${MISSING}.`));
 });
 
 test('an edit answers 200 with the contact and emits contact.updated with only the changed keys', async () => {
@@ -165,13 +165,13 @@ test('an unknown contact is a 404; an empty or unknown-field edit is a 400', asy
   for (const target of [MISSING, 'nope']) {
     const res = await patch(target, { first_name: 'X' });
     assert.equal(res.statusCode, 404);
-    assert.deepEqual(res.json(), errorBody('NOT_FOUND', `No contact ${target}.`));
+    assert.deepEqual(errorJson(res), errorBody('NOT_FOUND', `No contact ${target}.`));
   }
   const id = await createContact();
   const empty = await patch(id, {});
   assert.equal(empty.statusCode, 400);
   assert.deepEqual(
-    empty.json(),
+    errorJson(empty),
     errorBody(
       'BAD_REQUEST',
       'Send at least one of the fields first_name, last_name, email, phone, company, notes, tags.',

@@ -8,7 +8,7 @@ import { T0 } from '../helpers/deps.ts';
 import { checkEnvelope, eventsOf, only, typesOf } from '../helpers/events.ts';
 import { insertCall, insertOrg, MISSING, storedCall } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { admin, errorBody } from '../helpers/http.ts';
+import { admin, errorBody, errorJson } from '../helpers/http.ts';
 
 let h: Harness;
 let orgId: string;
@@ -58,7 +58,10 @@ test('every call operation answers 404 for an unknown call', async () => {
   for (const op of ['trash', 'restore', 'erase', 'cancel-deletion']) {
     const res = await admin(h, 'POST', `/calls/${MISSING}/${op}`);
     assert.equal(res.statusCode, 404, op);
-    assert.deepEqual(res.json(), errorBody('NOT_FOUND', 'No call with this id exists (or it was erased).'));
+    assert.deepEqual(
+      errorJson(res),
+      errorBody('NOT_FOUND', 'No call with this id exists (or it was erased).'),
+    );
   }
   const res = await admin(h, 'POST', `/calls/${MISSING}/schedule-deletion`, { reason: 'user_erasure' });
   assert.equal(res.statusCode, 404);

@@ -12,7 +12,7 @@ import {
 } from '../helpers/events.ts';
 import { insertCall, insertOrg, MISSING } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { admin, errorBody } from '../helpers/http.ts';
+import { admin, errorBody, errorJson } from '../helpers/http.ts';
 
 let h: Harness;
 let orgId: string;
@@ -183,7 +183,7 @@ test('an impossible transition is a 422 VALIDATION_ERROR naming both states and 
   const res = await move(id, 'in_progress');
   assert.equal(res.statusCode, 422);
   assert.deepEqual(
-    res.json(),
+    errorJson(res),
     errorBody(
       'VALIDATION_ERROR',
       'An outbound call cannot move from completed to in_progress (completed is final).',
@@ -224,7 +224,7 @@ test('an inbound call has no lifecycle: 422', async () => {
   const res = await move(id, 'agent_answered');
   assert.equal(res.statusCode, 422);
   assert.deepEqual(
-    res.json(),
+    errorJson(res),
     errorBody('VALIDATION_ERROR', 'Only outbound calls have an outbound lifecycle; this call is inbound.'),
   );
 });
@@ -238,10 +238,12 @@ test('unknown calls are a 404 and bad bodies a 400 naming the field', async () =
   const reason = await move(id, 'agent_answered', 'customer_busy');
   assert.equal(reason.statusCode, 400);
   assert.deepEqual(
-    reason.json(),
+    errorJson(reason),
     errorBody(
       'BAD_REQUEST',
       'Field "failure_reason" applies only to the states agent_no_answer, customer_no_answer, failed_to_initiate; omit it for agent_answered.',
+      T0,
+      'failure_reason',
     ),
   );
   assert.equal((await row(id)).outbound_lifecycle, 'ringing_agent');

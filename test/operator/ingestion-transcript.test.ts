@@ -16,7 +16,7 @@ import {
 } from '../helpers/events.ts';
 import { insertCall, insertOrg, MISSING } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { admin, errorBody } from '../helpers/http.ts';
+import { admin, errorBody, errorJson } from '../helpers/http.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 let h: Harness;
@@ -235,7 +235,7 @@ test('re-posting the same transcript is harmless; a different one is a 409 CONFL
   const other = await postTranscript(id, { text: 'Caller: something else entirely.' });
   assert.equal(other.statusCode, 409);
   assert.deepEqual(
-    other.json(),
+    errorJson(other),
     errorBody(
       'CONFLICT',
       'This call already has a different transcript; a call is transcribed once. Re-post the same text to retry safely.',
@@ -259,7 +259,10 @@ test('bad transcript bodies are a 400 naming the field; unknown and erased calls
   for (const target of [MISSING, 'nope', erased]) {
     const res = await postTranscript(target);
     assert.equal(res.statusCode, 404);
-    assert.deepEqual(res.json(), errorBody('NOT_FOUND', 'No call with this id exists (or it was erased).'));
+    assert.deepEqual(
+      errorJson(res),
+      errorBody('NOT_FOUND', 'No call with this id exists (or it was erased).'),
+    );
   }
 });
 

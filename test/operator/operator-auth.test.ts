@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ADMIN_TOKEN } from '../helpers/deps.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { errorJson } from '../helpers/http.ts';
 
 let h: Harness;
 before(async () => {
@@ -25,7 +26,7 @@ const body = { name: 'Acme', owner_email: 'auth-test@example.com', owner_passwor
 test('an operator request without a token answers 401 UNAUTHORIZED and creates nothing', async () => {
   const res = await h.operator.inject({ method: 'POST', url: '/admin/v1/organizations', payload: body });
   assert.equal(res.statusCode, 401);
-  assert.deepEqual(res.json(), unauthorizedBody);
+  assert.deepEqual(errorJson(res), unauthorizedBody);
   const { rows } = await h.db.query<{ n: number }>('SELECT count(*) AS n FROM organizations');
   assert.equal(rows[0].n, 0);
 });
@@ -38,7 +39,7 @@ test('an operator request with a wrong token answers 401 UNAUTHORIZED', async ()
     payload: body,
   });
   assert.equal(res.statusCode, 401);
-  assert.deepEqual(res.json(), unauthorizedBody);
+  assert.deepEqual(errorJson(res), unauthorizedBody);
 });
 
 test('the operator token in another scheme than Bearer answers 401', async () => {

@@ -6,7 +6,7 @@ import { newId } from '../../src/ids.ts';
 import { ADMIN_TOKEN, T0 } from '../helpers/deps.ts';
 import { insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { admin, errorBody } from '../helpers/http.ts';
+import { admin, errorBody, errorJson } from '../helpers/http.ts';
 
 let h: Harness;
 before(async () => {
@@ -79,7 +79,10 @@ test('POST /organizations without a name answers 400 BAD_REQUEST naming the fiel
     owner_password: 'long-enough',
   });
   assert.equal(res.statusCode, 400);
-  assert.deepEqual(res.json(), errorBody('BAD_REQUEST', 'Field "name" is required (string).'));
+  assert.deepEqual(
+    errorJson(res),
+    errorBody('BAD_REQUEST', 'Field "name" is required (string).', T0, 'name'),
+  );
 });
 
 test('POST /organizations with a malformed owner_email answers 400 naming owner_email and creates nothing', async () => {
@@ -91,8 +94,13 @@ test('POST /organizations with a malformed owner_email answers 400 naming owner_
   });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
-    res.json(),
-    errorBody('BAD_REQUEST', 'Field "owner_email" must be an e-mail address such as name@example.com.'),
+    errorJson(res),
+    errorBody(
+      'BAD_REQUEST',
+      'Field "owner_email" must be an e-mail address such as name@example.com.',
+      T0,
+      'owner_email',
+    ),
   );
   assert.equal(await count('organizations'), before);
 });
@@ -105,8 +113,13 @@ test('POST /organizations with a short owner_password answers 400 naming owner_p
   });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
-    res.json(),
-    errorBody('BAD_REQUEST', 'Field "owner_password" must be 8 to 256 characters long.'),
+    errorJson(res),
+    errorBody(
+      'BAD_REQUEST',
+      'Field "owner_password" must be 8 to 256 characters long.',
+      T0,
+      'owner_password',
+    ),
   );
 });
 
@@ -119,10 +132,12 @@ test('POST /organizations with an unknown country answers 400 naming country', a
   });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
-    res.json(),
+    errorJson(res),
     errorBody(
       'BAD_REQUEST',
       'Field "country" must be an ISO 3166-1 alpha-2 country code such as "US" or "GB".',
+      T0,
+      'country',
     ),
   );
 });
@@ -136,10 +151,12 @@ test('POST /organizations with an unknown field answers 400 naming it and the ac
   });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
-    res.json(),
+    errorJson(res),
     errorBody(
       'BAD_REQUEST',
       'Unknown field "ownerEmail"; accepted fields: name, owner_email, owner_password, country.',
+      T0,
+      'ownerEmail',
     ),
   );
 });
@@ -154,7 +171,7 @@ test('POST /organizations whose owner e-mail is taken (any case) answers 409 CON
   });
   assert.equal(res.statusCode, 409);
   assert.deepEqual(
-    res.json(),
+    errorJson(res),
     errorBody('CONFLICT', 'A user with this e-mail already exists; choose another e-mail address.'),
   );
   assert.equal(await count('organizations'), before);
@@ -172,14 +189,14 @@ test('a malformed JSON body answers 400 BAD_REQUEST in the error shape', async (
   assert.equal(body.success, false);
   assert.equal(body.error.code, 'BAD_REQUEST');
   assert.equal(typeof body.error.message, 'string');
-  assert.deepEqual(body.meta, { timestamp: T0 });
+  assert.deepEqual(body.meta, { timestamp: T0, request_id: res.headers['x-request-id'] });
 });
 
 test('a body that is not a JSON object answers 400 naming the expected fields', async () => {
   const res = await admin(h, 'POST', '/organizations', ['x']);
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
-    res.json(),
+    errorJson(res),
     errorBody(
       'BAD_REQUEST',
       'The request body must be a JSON object with the fields name, owner_email, owner_password, country.',
@@ -229,7 +246,7 @@ test('PATCH /organizations/{org} with an empty body answers 400 listing the sett
   const res = await admin(h, 'PATCH', `/organizations/${organization_id}`, {});
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
-    res.json(),
+    errorJson(res),
     errorBody(
       'BAD_REQUEST',
       'Send at least one setting to change: name, entitlement, retention_days, account_rate_limit_per_hour, max_active_subscriptions, country.',
@@ -242,8 +259,13 @@ test('PATCH /organizations/{org} with an unknown entitlement answers 400 naming 
   const res = await admin(h, 'PATCH', `/organizations/${organization_id}`, { entitlement: 'paused' });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
-    res.json(),
-    errorBody('BAD_REQUEST', 'Field "entitlement": Invalid option: expected one of "active"|"inactive".'),
+    errorJson(res),
+    errorBody(
+      'BAD_REQUEST',
+      'Field "entitlement": Invalid option: expected one of "active"|"inactive".',
+      T0,
+      'entitlement',
+    ),
   );
 });
 
@@ -265,10 +287,10 @@ test('PATCH /organizations/{org} of an unknown organization answers 404 NOT_FOUN
   const id = newId();
   const res = await admin(h, 'PATCH', `/organizations/${id}`, { entitlement: 'inactive' });
   assert.equal(res.statusCode, 404);
-  assert.deepEqual(res.json(), errorBody('NOT_FOUND', `No organization ${id}.`));
+  assert.deepEqual(errorJson(res), errorBody('NOT_FOUND', `No organization ${id}.`));
   const bad = await admin(h, 'PATCH', '/organizations/not-a-uuid', { entitlement: 'inactive' });
   assert.equal(bad.statusCode, 404);
-  assert.deepEqual(bad.json(), errorBody('NOT_FOUND', 'No organization not-a-uuid.'));
+  assert.deepEqual(errorJson(bad), errorBody('NOT_FOUND', 'No organization not-a-uuid.'));
 });
 
 test('GET /organizations/{org} answers the current settings', async () => {
@@ -315,15 +337,23 @@ test('POST /organizations/{org}/users with bad fields answers 400 naming them', 
   const { organization_id } = await createOrg();
   const missing = await admin(h, 'POST', `/organizations/${organization_id}/users`, { email: email() });
   assert.equal(missing.statusCode, 400);
-  assert.deepEqual(missing.json(), errorBody('BAD_REQUEST', 'Field "password" is required (string).'));
+  assert.deepEqual(
+    errorJson(missing),
+    errorBody('BAD_REQUEST', 'Field "password" is required (string).', T0, 'password'),
+  );
   const badEmail = await admin(h, 'POST', `/organizations/${organization_id}/users`, {
     email: 'a@b',
     password: 'long-enough',
   });
   assert.equal(badEmail.statusCode, 400);
   assert.deepEqual(
-    badEmail.json(),
-    errorBody('BAD_REQUEST', 'Field "email" must be an e-mail address such as name@example.com.'),
+    errorJson(badEmail),
+    errorBody(
+      'BAD_REQUEST',
+      'Field "email" must be an e-mail address such as name@example.com.',
+      T0,
+      'email',
+    ),
   );
 });
 
@@ -334,7 +364,7 @@ test('POST /organizations/{org}/users of an unknown organization answers 404', a
     password: 'long-enough',
   });
   assert.equal(res.statusCode, 404);
-  assert.deepEqual(res.json(), errorBody('NOT_FOUND', `No organization ${id}.`));
+  assert.deepEqual(errorJson(res), errorBody('NOT_FOUND', `No organization ${id}.`));
 });
 
 // --- POST /organizations/{org}/api-keys ------------------------------------------------------------
@@ -398,10 +428,12 @@ test('POST /organizations/{org}/api-keys with an unknown scope answers 400 namin
   });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
-    res.json(),
+    errorJson(res),
     errorBody(
       'BAD_REQUEST',
       'Unknown scope "read.everything" in "scopes"; known scopes: read.calls, read.recordings, write.calls, read.contacts, write.contacts, manage.webhooks, manage.api_keys.',
+      T0,
+      'scopes',
     ),
   );
 });
@@ -413,7 +445,10 @@ test('POST /organizations/{org}/api-keys with no scopes answers 400 naming scope
   assert.match(empty.json().error.message, /^Field "scopes" must list at least one scope/);
   const missing = await admin(h, 'POST', `/organizations/${organization_id}/api-keys`, {});
   assert.equal(missing.statusCode, 400);
-  assert.deepEqual(missing.json(), errorBody('BAD_REQUEST', 'Field "scopes" is required (array).'));
+  assert.deepEqual(
+    errorJson(missing),
+    errorBody('BAD_REQUEST', 'Field "scopes" is required (array).', T0, 'scopes'),
+  );
   const notStrings = await admin(h, 'POST', `/organizations/${organization_id}/api-keys`, {
     scopes: ['read.calls', 7],
   });
@@ -441,7 +476,7 @@ test('POST /organizations/{org}/api-keys for a user of another organization answ
   });
   assert.equal(res.statusCode, 404);
   assert.deepEqual(
-    res.json(),
+    errorJson(res),
     errorBody(
       'NOT_FOUND',
       `No user ${b.owner_user_id} in organization ${a.organization_id}; "user_id" must name one of its users.`,
@@ -454,7 +489,7 @@ test('POST /organizations/{org}/api-keys of an unknown organization answers 404'
   const id = newId();
   const res = await admin(h, 'POST', `/organizations/${id}/api-keys`, { scopes: ['read.calls'] });
   assert.equal(res.statusCode, 404);
-  assert.deepEqual(res.json(), errorBody('NOT_FOUND', `No organization ${id}.`));
+  assert.deepEqual(errorJson(res), errorBody('NOT_FOUND', `No organization ${id}.`));
 });
 
 test('GET /organizations/{org}/api-keys lists keys without the key or its hash', async () => {
@@ -513,7 +548,7 @@ test('DELETE /api-keys/{id} of an unknown key answers 404', async () => {
   const id = newId();
   const res = await admin(h, 'DELETE', `/api-keys/${id}`);
   assert.equal(res.statusCode, 404);
-  assert.deepEqual(res.json(), errorBody('NOT_FOUND', `No API key ${id}.`));
+  assert.deepEqual(errorJson(res), errorBody('NOT_FOUND', `No API key ${id}.`));
   assert.equal((await admin(h, 'DELETE', '/api-keys/123')).statusCode, 404);
 });
 
@@ -539,8 +574,13 @@ test('PUT /maintenance with a non-boolean answers 400 naming public_api_enabled'
   const res = await admin(h, 'PUT', '/maintenance', { public_api_enabled: 'off' });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
-    res.json(),
-    errorBody('BAD_REQUEST', 'Field "public_api_enabled": Invalid input: expected boolean, received string.'),
+    errorJson(res),
+    errorBody(
+      'BAD_REQUEST',
+      'Field "public_api_enabled": Invalid input: expected boolean, received string.',
+      T0,
+      'public_api_enabled',
+    ),
   );
 });
 
@@ -570,11 +610,19 @@ test('POST /organizations/{org}/trackers without terms answers 400 naming terms'
   });
   assert.equal(empty.statusCode, 400);
   assert.deepEqual(
-    empty.json(),
-    errorBody('BAD_REQUEST', 'Field "terms" must list 1 to 50 terms, e.g. ["refund", "cancel"].'),
+    errorJson(empty),
+    errorBody(
+      'BAD_REQUEST',
+      'Field "terms" must list 1 to 50 terms, e.g. ["refund", "cancel"].',
+      T0,
+      'terms',
+    ),
   );
   const missing = await admin(h, 'POST', `/organizations/${organization_id}/trackers`, { name: 'T' });
-  assert.deepEqual(missing.json(), errorBody('BAD_REQUEST', 'Field "terms" is required (array).'));
+  assert.deepEqual(
+    errorJson(missing),
+    errorBody('BAD_REQUEST', 'Field "terms" is required (array).', T0, 'terms'),
+  );
 });
 
 test('POST /organizations/{org}/trackers of an unknown organization answers 404', async () => {
@@ -586,5 +634,5 @@ test('POST /organizations/{org}/trackers of an unknown organization answers 404'
   const id = newId();
   const res = await admin(h, 'POST', `/organizations/${id}/trackers`, { name: 'T', terms: ['x'] });
   assert.equal(res.statusCode, 404);
-  assert.deepEqual(res.json(), errorBody('NOT_FOUND', `No organization ${id}.`));
+  assert.deepEqual(errorJson(res), errorBody('NOT_FOUND', `No organization ${id}.`));
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -22,8 +23,7 @@ after(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-/** Starts `callcap serve` and resolves with its ready banner (the whole first write). */
-function serve(): Promise<{ child: ChildProcess; banner: string }> {
+function spawnServe(env: Record<string, string> = {}): ChildProcess {
   const child = spawn(process.execPath, ['src/cli.ts', 'serve'], {
     cwd: ROOT,
     env: {
@@ -34,8 +34,49 @@ function serve(): Promise<{ child: ChildProcess; banner: string }> {
       ADMIN_PORT: '0',
       PUBLIC_BASE_URL: 'https://calls.example.test',
       LOG_LEVEL: 'silent',
+      ...env,
     },
   });
+  return child;
+}
+
+/** Runs a `callcap serve` that must fail to start: its exit code, stdout and stderr (killed after 60 s). */
+function failedServe(
+  env: Record<string, string>,
+): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawnServe(env);
+  children.add(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  child.stderr!.on('data', (d) => {
+    err += d;
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) =>
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      children.delete(child);
+      resolve({ code, out, err });
+    }),
+  );
+}
+
+/** A port held by this test process, as another program would hold it. */
+async function holdPort(): Promise<{ port: number; release(): Promise<void> }> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    release: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Starts `callcap serve` and resolves with its ready banner (the whole first write). */
+function serve(): Promise<{ child: ChildProcess; banner: string }> {
+  const child = spawnServe();
   children.add(child);
   child.on('exit', () => children.delete(child));
   return new Promise((resolve, reject) => {
@@ -65,6 +106,29 @@ function stop(child: ChildProcess): Promise<number | null> {
     child.kill('SIGTERM');
   });
 }
+
+test('a first start on a busy PORT or ADMIN_PORT names the setting, exits 78 and seeds nothing', async () => {
+  const held = await holdPort();
+  try {
+    const api = await failedServe({ PORT: String(held.port) });
+    assert.equal(
+      api.err,
+      `callcap: PORT=${held.port} (HOST=127.0.0.1): 127.0.0.1:${held.port} is already in use: stop what listens there, or set PORT to a free port (EADDRINUSE).\n`,
+    );
+    assert.equal(api.code, 78);
+    assert.equal(api.out, '');
+    const operator = await failedServe({ ADMIN_PORT: String(held.port) });
+    assert.equal(
+      operator.err,
+      `callcap: ADMIN_PORT=${held.port} (ADMIN_HOST=127.0.0.1): 127.0.0.1:${held.port} is already in use: stop what listens there, or set ADMIN_PORT to a free port (EADDRINUSE).\n`,
+    );
+    assert.equal(operator.code, 78);
+    assert.equal(operator.out, '');
+  } finally {
+    await held.release();
+  }
+  // Nothing was seeded: the next test's first successful start still prints the demo credentials.
+});
 
 test('the first start seeds the demo and prints how to use it; the second start prints no secrets', async () => {
   const first = await serve();

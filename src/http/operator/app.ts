@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
 import { healthRoutes } from '../health.ts';
 import { installJsonParser, JSON_BODY_LIMIT } from '../json-body.ts';
+import { installRequestIds, requestIdOptions } from '../request-id.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { operatorAuth } from './auth.ts';
 import { ingestionRoutes } from './calls.ts';
@@ -19,12 +20,14 @@ import { recordingOperatorRoutes } from './recordings.ts';
 export async function buildOperatorApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log,
+    ...requestIdOptions(),
     // JSON routes only; the audio upload sets its own (recordings.ts).
     bodyLimit: JSON_BODY_LIMIT,
     frameworkErrors: frameworkErrors(deps.clock),
     clientErrorHandler: clientErrorHandler(deps.clock),
     routerOptions: { ignoreTrailingSlash: true },
   });
+  installRequestIds(app);
   installErrorHandling(app, deps.clock);
   installJsonParser(app);
   await app.register(healthRoutes(deps));

@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
 import { healthRoutes } from '../health.ts';
 import { installJsonParser, JSON_BODY_LIMIT } from '../json-body.ts';
+import { installRequestIds, requestIdOptions } from '../request-id.ts';
 import { apiRoutes } from './api-v1/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 
@@ -11,12 +12,14 @@ import { consoleRoutes } from './console/routes.ts';
 export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log,
+    ...requestIdOptions(),
     trustProxy: deps.config.trustProxy,
     frameworkErrors: frameworkErrors(deps.clock),
     clientErrorHandler: clientErrorHandler(deps.clock),
     bodyLimit: JSON_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true },
   });
+  installRequestIds(app);
   installErrorHandling(app, deps.clock);
   installJsonParser(app);
   await app.register(cookie);

@@ -109,6 +109,7 @@ export function readListCallsQuery(url: string): ListCallsFilter {
   if (from && to && from > to) {
     throw badRequest(
       `Query parameter "dateFrom" (${from.toISOString()}) is after "dateTo" (${to.toISOString()}); give a dateFrom on or before dateTo.`,
+      'dateFrom',
     );
   }
   const phone = q.phone === undefined ? null : phoneFilterDigits(q.phone);

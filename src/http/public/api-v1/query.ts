@@ -42,10 +42,10 @@ export function readQuery<P extends QueryParams>(url: string, params: P): QueryV
   const raw = new Map<string, string>();
   for (const [name, value] of search) {
     if (!Object.hasOwn(params, name)) {
-      throw badRequest(`Unknown query parameter ${quote(name)}. ${acceptedList(params)}`);
+      throw badRequest(`Unknown query parameter ${quote(name)}. ${acceptedList(params)}`, name);
     }
     if (raw.has(name)) {
-      throw badRequest(`Query parameter "${name}" is given more than once; give it at most once.`);
+      throw badRequest(`Query parameter "${name}" is given more than once; give it at most once.`, name);
     }
     raw.set(name, value);
   }
@@ -61,6 +61,7 @@ export function readQuery<P extends QueryParams>(url: string, params: P): QueryV
     if (!parsed.success) {
       throw badRequest(
         `Invalid value ${quote(given ?? '')} for query parameter "${name}": expected ${def.accepts}.`,
+        name,
       );
     }
     out[name] = parsed.data;

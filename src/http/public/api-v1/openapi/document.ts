@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { listCallsParams } from '../calls-params.ts';
 import { recordingOperations, recordingSchemas } from './recordings.ts';
-import { cacheControlHeader, errorContent, rateLimitHeaders, SHARED_ERRORS } from './responses.ts';
+import {
+  cacheControlHeader,
+  errorContent,
+  rateLimitHeaders,
+  requestIdHeader,
+  SHARED_ERRORS,
+} from './responses.ts';
 import { CallPageResponse, CallResponse, MeResponse, restSchemas } from './schemas.ts';
 import type { JsonSchema, OperationSpec } from './types.ts';
 
@@ -113,6 +119,7 @@ export function buildOpenApiDocument(opts: {
         description: s.description,
         headers: {
           'Cache-Control': cacheControlHeader(op.cacheControl),
+          'X-Request-Id': requestIdHeader,
           ...(rateLimited ? rateLimitHeaders(true) : {}),
           ...s.headers,
         },
@@ -132,6 +139,7 @@ export function buildOpenApiDocument(opts: {
           description: e.description,
           headers: {
             'Cache-Control': cacheControlHeader(op.cacheControl),
+            'X-Request-Id': requestIdHeader,
             ...(rl === 'none' ? {} : rateLimitHeaders(rl === 'required')),
             ...e.headers,
           },
@@ -154,6 +162,15 @@ export function buildOpenApiDocument(opts: {
         description: `${p.description} Accepts ${p.accepts}.`,
         schema: toJson(p.schema),
       })),
+      {
+        name: 'X-Request-Id',
+        in: 'header',
+        required: false,
+        description:
+          'Your id for this request (1 to 128 characters of letters, digits and `._:-`); it is echoed in the ' +
+          'X-Request-Id response header and logged. Any other value is replaced by a fresh UUID, never refused.',
+        schema: { type: 'string' },
+      },
     ];
     paths[op.path] ??= {};
     paths[op.path][op.method] = {

@@ -17,6 +17,14 @@ export const cacheControlHeader = (value = 'no-store'): JsonSchema =>
     true,
   );
 
+/** On every answer: the caller's well-formed X-Request-Id, or one the service made up. */
+export const requestIdHeader: JsonSchema = header(
+  "The request id: the caller's X-Request-Id when it is 1 to 128 characters of letters, digits and `._:-`, " +
+    'otherwise a fresh UUID. It is logged with the request and repeated in error bodies as meta.request_id.',
+  { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+  true,
+);
+
 export function rateLimitHeaders(required: boolean): Record<string, JsonSchema> {
   return {
     'X-RateLimit-Limit': header(
@@ -48,7 +56,7 @@ const errorContent = { 'application/json': { schema: { $ref: '#/components/schem
 function errorResponse(description: string, headers: Record<string, JsonSchema>): JsonSchema {
   return {
     description,
-    headers: { 'Cache-Control': cacheControlHeader(), ...headers },
+    headers: { 'Cache-Control': cacheControlHeader(), 'X-Request-Id': requestIdHeader, ...headers },
     content: errorContent,
   };
 }

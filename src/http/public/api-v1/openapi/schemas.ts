@@ -97,8 +97,22 @@ export const ErrorBody = z
     error: z.object({
       code: z.string().describe('Stable; clients log and branch on it.'),
       message: z.string().describe('Human-readable; may change.'),
+      param: z
+        .string()
+        .optional()
+        .describe(
+          'BAD_REQUEST only, when one query parameter or body field is at fault: its name (the first one the message names).',
+        ),
     }),
-    meta: Meta,
+    meta: Meta.extend({
+      request_id: z
+        .string()
+        .regex(/^[A-Za-z0-9._:-]{1,128}$/)
+        .optional()
+        .describe(
+          'The request id, as in the X-Request-Id response header; quote it when reporting a problem.',
+        ),
+    }),
   })
   .describe('Every REST error.');
 
