@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { bearer, errorBody } from '../helpers/http.ts';
+import { bearer, errorBody, errorJson } from '../helpers/http.ts';
 import { assertMatchesOpenApi } from '../helpers/openapi-check.ts';
 import { rateHeaders } from '../helpers/rest.ts';
 
@@ -53,7 +53,7 @@ for (const [template, path] of [
       });
       assertMatchesOpenApi('GET', template, res);
       assert.equal(res.statusCode, 400);
-      assert.deepEqual(JSON.parse(res.body), errorBody('BAD_REQUEST', MESSAGE));
+      assert.deepEqual(errorJson(res), errorBody('BAD_REQUEST', MESSAGE));
       assert.equal(res.headers['cache-control'], 'no-store');
       assert.equal(res.headers['www-authenticate'], undefined);
       assert.deepEqual(rateHeaders(res), noRate);
@@ -70,7 +70,7 @@ test('two Authorization headers on an unknown /api/v1 path answer 400 too (not 4
     headers: { authorization: [`Bearer ${key}`, `Bearer ${otherKey}`] as unknown as string },
   });
   assert.equal(res.statusCode, 400);
-  assert.deepEqual(JSON.parse(res.body), errorBody('BAD_REQUEST', MESSAGE));
+  assert.deepEqual(errorJson(res), errorBody('BAD_REQUEST', MESSAGE));
   assert.equal(await keyCount(), before);
 });
 

@@ -4,7 +4,7 @@ import { type AddressInfo, connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { adminHeaders, errorBody } from '../helpers/http.ts';
+import { adminHeaders, errorBody, errorJson } from '../helpers/http.ts';
 
 /**
  * Answers produced before routing or while reading the body: every one in the spec's error shape,
@@ -52,12 +52,17 @@ function raw(app: FastifyInstance, request: string | Buffer): Promise<RawAnswer>
 }
 
 const expectRaw = (res: RawAnswer, status: string, message: string) => {
-  const body = JSON.stringify(errorBody('BAD_REQUEST', message));
+  // No request could be read: the answer carries a fresh request id, in the header and the body.
+  const requestId = res.headers['x-request-id'];
+  assert.match(requestId ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  const expected = errorBody('BAD_REQUEST', message);
+  const body = JSON.stringify({ ...expected, meta: { ...expected.meta, request_id: requestId } });
   assert.deepEqual(res, {
     status,
     headers: {
       'content-type': 'application/json; charset=utf-8',
       'content-length': String(Buffer.byteLength(body)),
+      'x-request-id': requestId,
       'cache-control': 'no-store',
       connection: 'close',
     },
@@ -113,7 +118,7 @@ for (const r of bodyRoutes) {
     });
     assert.equal(res.statusCode, 415);
     assert.deepEqual(
-      JSON.parse(res.body),
+      errorJson(res),
       errorBody(
         'UNSUPPORTED_MEDIA_TYPE',
         'Unsupported Content-Type "application/xml"; send the body as JSON with Content-Type: application/json.',
@@ -131,7 +136,7 @@ for (const r of bodyRoutes) {
       });
       assert.equal(res.statusCode, 400, payload);
       assert.deepEqual(
-        JSON.parse(res.body),
+        errorJson(res),
         errorBody(
           'BAD_REQUEST',
           'The request body is not valid JSON; send a JSON object with Content-Type: application/json.',
@@ -150,7 +155,7 @@ test('public: a body over 1 MiB answers 413 PAYLOAD_TOO_LARGE naming the limit',
   });
   assert.equal(res.statusCode, 413);
   assert.deepEqual(
-    JSON.parse(res.body),
+    errorJson(res),
     errorBody(
       'PAYLOAD_TOO_LARGE',
       'The request body is too large: this operation accepts at most 1048576 bytes.',
@@ -162,7 +167,7 @@ test('public: a malformed percent-encoding in the path answers 400 BAD_REQUEST i
   const res = await h.app.inject({ method: 'GET', url: '/app/api/%zz' });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
-    JSON.parse(res.body),
+    errorJson(res),
     errorBody('BAD_REQUEST', 'The request URL is malformed (FST_ERR_BAD_URL): check its percent-encoding.'),
   );
 });

@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { login, orgWithLogin, passwordHash } from '../helpers/console.ts';
 import { insertCall } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { adminHeaders, errorBody } from '../helpers/http.ts';
+import { adminHeaders, errorBody, errorJson } from '../helpers/http.ts';
 
 /** A body-less action with Content-Type: application/json and an empty body (issue 11, item 3). */
 let h: Harness;
@@ -53,7 +53,7 @@ test('operator: an operation that needs fields still answers 400 naming them whe
   });
   assert.equal(res.statusCode, 400);
   assert.deepEqual(
-    JSON.parse(res.body),
+    errorJson(res),
     errorBody(
       'BAD_REQUEST',
       'The request body must be a JSON object with the fields name, owner_email, owner_password, country.',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
-import { adminHeaders, errorBody } from '../helpers/http.ts';
+import { adminHeaders, errorBody, errorJson } from '../helpers/http.ts';
 import { mp3Frames } from '../helpers/mp3.ts';
 
 /** The operator listener takes 1 MiB JSON bodies; only the audio upload takes more (issue 11, item 4). */
@@ -31,7 +31,7 @@ test('a JSON body over 1 MiB answers 413 PAYLOAD_TOO_LARGE on operator JSON rout
   ] as const) {
     const res = await h.operator.inject({ method, url, headers: adminHeaders, payload });
     assert.equal(res.statusCode, 413, `${method} ${url}: ${res.body.slice(0, 300)}`);
-    assert.deepEqual(JSON.parse(res.body), TOO_LARGE);
+    assert.deepEqual(errorJson(res), TOO_LARGE);
   }
   const { rows } = await h.db.query<{ n: number }>(
     'SELECT (SELECT count(*)::int FROM call_analyses WHERE call_id = $1) + (SELECT count(*)::int FROM calls WHERE organization_id = $2) AS n',
