@@ -12,9 +12,10 @@ import { migrate } from '../../src/db/migrate.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { DatabaseError } from '../../src/db/types.ts';
 import { installErrorHandling } from '../../src/http/error-handler.ts';
+import { installRequestIds, requestIdOptions } from '../../src/http/request-id.ts';
 import { engine } from '../helpers/db.ts';
 import { T0 } from '../helpers/deps.ts';
-import { errorBody } from '../helpers/http.ts';
+import { errorBody, errorJson } from '../helpers/http.ts';
 
 /** DATABASE_POOL_MAX and DATABASE_STATEMENT_TIMEOUT_MS (issue 11, item 6). */
 const onPostgres = { skip: engine !== 'postgres' && 'needs TEST_DATABASE_URL (PostgreSQL)' };
@@ -36,7 +37,7 @@ test(
   onPostgres,
   async () => {
     const db = await openPostgres(process.env.TEST_DATABASE_URL!, { max: 2, statementTimeoutMs: 200 });
-    const app = Fastify();
+    const app = Fastify(requestIdOptions());
     try {
       const { rows } = await db.query<{ t: string }>("SELECT current_setting('statement_timeout') AS t");
       assert.equal(rows[0].t, '200ms');
@@ -57,12 +58,13 @@ test(
       );
       assert.equal((await db.query<{ one: number }>('SELECT 1 AS one')).rows[0].one, 1);
       // Through a route: the error shape, no internals.
+      installRequestIds(app);
       installErrorHandling(app, new FakeClock(T0));
       app.get('/slow', async () => (await db.query('SELECT pg_sleep(2)')).rows);
       const res = await app.inject({ method: 'GET', url: '/slow' });
       assert.equal(res.statusCode, 500);
       assert.deepEqual(
-        JSON.parse(res.body),
+        errorJson(res),
         errorBody('DATABASE_ERROR', 'The service could not complete the request; retry with backoff.'),
       );
     } finally {
