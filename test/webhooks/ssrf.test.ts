@@ -97,6 +97,12 @@ const urls: [string, typeof strict, true | 'invalid_url' | 'blocked_address'][] 
   ['https://10.0.0.5:8443/hooks', strict, 'blocked_address'],
   ['https://localhost/hooks', strict, 'blocked_address'],
   ['https://api.localhost/hooks', strict, 'blocked_address'],
+  ['https://localhost./hooks', strict, 'blocked_address'],
+  ['https://LOCALHOST./hooks', strict, 'blocked_address'],
+  ['https://Api.LocalHost./hooks', strict, 'blocked_address'],
+  ['https://127.0.0.1./hooks', strict, 'blocked_address'],
+  ['https://crm.example.com./hooks', strict, true],
+  ['http://localhost.:3000/hooks', loose, true],
   ['http://127.0.0.1:3000/hooks', loose, true],
   ['http://localhost:3000/hooks', loose, true],
 ];
