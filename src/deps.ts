@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Db } from './db/types.ts';
@@ -14,4 +15,6 @@ export interface Deps {
   store: BlobStore;
   log: Logger;
   adminToken: string;
+  /** DNS lookup for webhook receivers (creation check and handshake); node:dns when absent. Tests inject one. */
+  dnsLookup?: LookupFunction;
 }

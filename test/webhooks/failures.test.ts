@@ -115,6 +115,15 @@ test('with private targets refused, a host name that resolves to 127.0.0.1 is bl
   await drain(env.deps, { client });
   const d = await deliveryFor(env.db, sub.subscriptionId, eventId);
   assert.equal(d.reason, 'blocked_address');
+  const { rows } = await env.db.query<{ last_error: string }>(
+    'SELECT last_error FROM webhook_deliveries WHERE id = $1',
+    [d.id],
+  );
+  assert.equal(
+    rows[0].last_error,
+    'blocked_address: hooks.customer.example resolves to a loopback address; receivers must be reachable on the public internet ' +
+      '(an operator can allow private targets with WEBHOOK_ALLOW_PRIVATE_TARGETS=1 for development).',
+  );
   assert.equal(rx.requests.length, 0);
 });
 

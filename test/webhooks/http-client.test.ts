@@ -137,6 +137,11 @@ test('127.0.0.1 is refused with errorClass blocked_address when private targets 
   rx.requests.length = 0;
   const r = await c.post(url('/200').replace('http:', 'https:'), '{}', headers);
   assert.equal(r.kind === 'error' && r.errorClass, 'blocked_address');
+  assert.equal(
+    r.kind === 'error' && r.message,
+    'url points at 127.0.0.1, a loopback address; receivers must be reachable on the public internet ' +
+      '(an operator can allow private targets with WEBHOOK_ALLOW_PRIVATE_TARGETS=1 for development).',
+  );
   assert.equal(rx.requests.length, 0);
 });
 

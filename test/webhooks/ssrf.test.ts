@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isBlockedAddress, parseIPv6, validateReceiverUrl } from '../../src/webhooks/delivery/ssrf.ts';
+import {
+  blockedAddressKind,
+  isBlockedAddress,
+  normaliseHost,
+  parseIPv6,
+  validateReceiverUrl,
+} from '../../src/webhooks/delivery/ssrf.ts';
 
 // [address, blocked, why]
 const addresses: [string, boolean, string][] = [
@@ -97,6 +103,12 @@ const urls: [string, typeof strict, true | 'invalid_url' | 'blocked_address'][] 
   ['https://10.0.0.5:8443/hooks', strict, 'blocked_address'],
   ['https://localhost/hooks', strict, 'blocked_address'],
   ['https://api.localhost/hooks', strict, 'blocked_address'],
+  ['https://localhost./hooks', strict, 'blocked_address'],
+  ['https://LOCALHOST./hooks', strict, 'blocked_address'],
+  ['https://Api.LocalHost./hooks', strict, 'blocked_address'],
+  ['https://127.0.0.1./hooks', strict, 'blocked_address'],
+  ['https://crm.example.com./hooks', strict, true],
+  ['http://localhost.:3000/hooks', loose, true],
   ['http://127.0.0.1:3000/hooks', loose, true],
   ['http://localhost:3000/hooks', loose, true],
 ];
@@ -111,3 +123,28 @@ for (const [url, opts, expected] of urls) {
     }
   });
 }
+
+test('blockedAddressKind names what the refusal messages say, null for public addresses', () => {
+  const kinds: [string, string | null][] = [
+    ['127.0.0.1', 'loopback'],
+    ['::1', 'loopback'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['10.1.2.3', 'private'],
+    ['fd00::1', 'private'],
+    ['169.254.169.254', 'link-local'],
+    ['fe80::1', 'link-local'],
+    ['100.64.0.1', 'carrier-grade NAT'],
+    ['::', 'reserved'],
+    ['not-an-ip', 'reserved'],
+    ['93.184.216.34', null],
+    ['2606:4700::1111', null],
+  ];
+  for (const [ip, kind] of kinds) assert.equal(blockedAddressKind(ip), kind, ip);
+});
+
+test('normaliseHost drops brackets and one trailing dot, and lowercases', () => {
+  assert.equal(normaliseHost('LOCALHOST.'), 'localhost');
+  assert.equal(normaliseHost('[::1]'), '::1');
+  assert.equal(normaliseHost('Hooks.Example.com'), 'hooks.example.com');
+  assert.equal(normaliseHost('localhost..'), 'localhost.');
+});

@@ -257,3 +257,29 @@ test('an account keeps at most five times its active limit of subscriptions in a
   assert.equal(res.json.error.code, 'VALIDATION_ERROR');
   assert.match(res.json.error.message, /delete unused ones/);
 });
+
+test('with private targets allowed, localhost., 127.0.0.1. and [::1] receivers are accepted', async (t) => {
+  const r = await receiver();
+  const port = new URL(r.url).port;
+  const asked: string[] = [];
+  h.deps.dnsLookup = (hostname, _o, cb) => {
+    asked.push(hostname);
+    (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [
+      { address: '127.0.0.1', family: 4 },
+    ]);
+  };
+  t.after(() => {
+    h.deps.dnsLookup = undefined;
+  });
+  const viaName = await create(c, { url: `http://LOCALHOST.:${port}/hooks` });
+  assert.equal(viaName.status, 201);
+  assert.equal(viaName.json.state, 'active');
+  assert.deepEqual(asked, ['localhost.']);
+  const viaLiteral = await create(c, { url: `http://127.0.0.1.:${port}/hooks` });
+  assert.equal(viaLiteral.status, 201);
+  assert.equal(viaLiteral.json.state, 'active');
+  assert.equal(r.requests.length, 2);
+  const v6 = await create(c, { url: 'http://[::1]:9/hooks' });
+  assert.equal(v6.status, 201);
+  assert.equal(v6.json.verification.accepted, false);
+});

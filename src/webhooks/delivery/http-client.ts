@@ -15,7 +15,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { isBlockedAddress, validateReceiverUrl } from './ssrf.ts';
+import { blockedTargetMessage, firstBlockedAddress, normaliseHost, validateReceiverUrl } from './ssrf.ts';
 
 /** Whole-attempt time-out. 10 s: generous for a receiver that queues the event and answers (the
  *  advice in docs/webhooks.md), short enough that a hanging receiver does not hold a worker slot. */
@@ -52,8 +52,6 @@ export interface WebhookClientOptions {
 
 const BLOCKED = 'ERR_WEBHOOK_BLOCKED_ADDRESS';
 const TIMEOUT = 'ERR_WEBHOOK_TIMEOUT';
-const BLOCKED_MESSAGE =
-  'the receiver host resolves to a loopback, private, link-local or reserved address; such targets are refused';
 
 /** Wraps a lookup so that a name resolving to any blocked address fails before connecting. */
 export function guardedLookup(base: LookupFunction, allowPrivateTargets: boolean): LookupFunction {
@@ -65,13 +63,40 @@ export function guardedLookup(base: LookupFunction, allowPrivateTargets: boolean
       ) as LookupAddress[];
       if (list.length === 0)
         return callback(Object.assign(new Error('no address'), { code: 'ENOTFOUND' }), '');
-      if (!allowPrivateTargets && list.some((a) => isBlockedAddress(a.address))) {
-        return callback(Object.assign(new Error(BLOCKED_MESSAGE), { code: BLOCKED }), '');
+      const blocked = allowPrivateTargets ? undefined : firstBlockedAddress(list.map((a) => a.address));
+      if (blocked !== undefined) {
+        const message = blockedTargetMessage(normaliseHost(hostname), blocked);
+        return callback(Object.assign(new Error(message), { code: BLOCKED }), '');
       }
       if (options.all) callback(null, list);
       else callback(null, list[0].address, list[0].family);
     });
   };
+}
+
+/** How long the console's creation check waits for DNS before leaving the name to the connect-time guard. */
+export const CREATION_LOOKUP_TIMEOUT_MS = 2_000;
+
+/**
+ * Creation-time check of a host name (already normalised, not a literal address): resolves every
+ * address and returns the first one that is not public, or null — also when the name does not
+ * resolve or the lookup takes longer than timeoutMs: the connect-time guard (guardedLookup) still
+ * refuses it later, and the handshake then reports error class dns (docs/decisions.md).
+ */
+export function resolvesToBlocked(
+  hostname: string,
+  lookup: LookupFunction = dnsLookup as LookupFunction,
+  timeoutMs = CREATION_LOOKUP_TIMEOUT_MS,
+): Promise<string | null> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(null), timeoutMs);
+    lookup(hostname, { all: true }, (err, addresses) => {
+      clearTimeout(timer);
+      if (err) return resolve(null);
+      const list = Array.isArray(addresses) ? addresses.map((a) => a.address) : [addresses];
+      resolve(firstBlockedAddress(list) ?? null);
+    });
+  });
 }
 
 /** Printable text of a body prefix: UTF-8, control characters replaced, at most SNIPPET_BYTES. */
@@ -100,7 +125,7 @@ function classifyError(err: NodeJS.ErrnoException): Extract<PostResult, { kind: 
 function errorMessage(err: NodeJS.ErrnoException, timeoutMs: number): string {
   const code = String(err.code ?? '');
   if (code === TIMEOUT) return `no complete response within ${timeoutMs} ms`;
-  if (code === BLOCKED) return BLOCKED_MESSAGE;
+  if (code === BLOCKED) return err.message;
   return `${code ? `${code}: ` : ''}${err.message}`.slice(0, 300);
 }
 

@@ -41,6 +41,7 @@ export async function performHandshake(
     allowPrivateTargets: deps.config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
     timeoutMs: HANDSHAKE_TIMEOUT_MS,
     maxResponseBytes: HANDSHAKE_MAX_RESPONSE_BYTES,
+    lookup: deps.dnsLookup,
   });
   try {
     const r = await client.post(target.url, body, { 'content-type': 'application/json' });

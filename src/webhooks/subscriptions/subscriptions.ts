@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { Queryable } from '../../db/types.ts';
 import type { Deps } from '../../deps.ts';
 import type { SubscriptionState, VerificationMode } from '../../domain/subscription-state.ts';
 import { badRequest, notFound, validationError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
+import { resolvesToBlocked } from '../delivery/http-client.ts';
 import { encryptSecret } from '../delivery/secret-box.ts';
-import { validateReceiverUrl } from '../delivery/ssrf.ts';
+import { blockedTargetMessage, normaliseHost, validateReceiverUrl } from '../delivery/ssrf.ts';
 import { SELECTABLE_EVENT_TYPES, TEST_EVENT_TYPE } from '../outbox/event-types.ts';
 import { assertActivationAllowed, type HandshakeResult, performHandshake } from './handshake.ts';
 
@@ -130,10 +132,21 @@ export function checkEventTypes(types: readonly string[] | undefined): string[] 
   return [...new Set(types ?? [])];
 }
 
-/** 400 BAD_REQUEST naming the problem (scheme, credentials, blocked address, length). */
-export function checkReceiverUrl(deps: Deps, url: string): string {
-  const r = validateReceiverUrl(url, { allowPrivateTargets: deps.config.WEBHOOK_ALLOW_PRIVATE_TARGETS });
+/**
+ * 400 BAD_REQUEST naming the problem (scheme, credentials, blocked address, length). Unless private
+ * targets are allowed, a host name is resolved too (bounded wait) and refused when any of its
+ * addresses is not public; the HTTP client checks again at every connection (DNS can change).
+ */
+export async function checkReceiverUrl(deps: Deps, url: string): Promise<string> {
+  const allowPrivateTargets = deps.config.WEBHOOK_ALLOW_PRIVATE_TARGETS;
+  const r = validateReceiverUrl(url, { allowPrivateTargets });
   if (!r.ok) throw badRequest(`Field "url" is not acceptable: ${r.message}`);
+  const host = normaliseHost(r.url.hostname);
+  if (!allowPrivateTargets && isIP(host) === 0) {
+    const blocked = await resolvesToBlocked(host, deps.dnsLookup);
+    if (blocked !== null)
+      throw badRequest(`Field "url" is not acceptable: ${blockedTargetMessage(host, blocked)}`);
+  }
   return url;
 }
 
@@ -153,7 +166,7 @@ export async function createSubscription(
 }> {
   const eventTypes = checkEventTypes(input.eventTypes);
   const mode = input.verificationMode ?? 'permissive';
-  const url = checkReceiverUrl(deps, input.url);
+  const url = await checkReceiverUrl(deps, input.url);
   // Fail fast, before sending anything, when the account is already at its limit.
   await deps.db.transaction(async (tx) => {
     const max = await assertActivationAllowed(tx, input.organizationId, null);
