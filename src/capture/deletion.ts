@@ -7,7 +7,7 @@ import {
   deletionScheduledData,
   deletionScheduledFactKey,
 } from '../webhooks/outbox/event-data/deletion.ts';
-import { recordingDeletedData, recordingDeletedFactKey } from '../webhooks/outbox/event-data/recording.ts';
+import { recordingDeletedEvent } from '../webhooks/outbox/event-data/recording.ts';
 import { emitEvent } from '../webhooks/outbox/outbox.ts';
 import { lockLiveCall } from './call-record.ts';
 import { deleteBlob } from './recording-ingest.ts';
@@ -119,21 +119,17 @@ export async function eraseCall(deps: Deps, callId: string): Promise<void> {
     // call's deliveries: subscription, then delivery, the order of every other writer (a failure
     // write, a pause, a re-verification), so none of them can deadlock with an erase.
     if (hadAudio) {
-      await emitEvent(tx, {
-        organizationId: call.organization_id,
-        eventType: 'call.recording.deleted',
-        resourceId: call.id,
-        callId: call.id,
-        factKey: recordingDeletedFactKey(call.id),
-        data: recordingDeletedData({
+      await emitEvent(
+        tx,
+        recordingDeletedEvent({
+          organizationId: call.organization_id,
           callId: call.id,
           reason: call.deletion_reason ?? 'call_erased',
           recordingSid: call.recording_sid,
           deletionKind: 'hard_deleted',
           deletedAt: now,
         }),
-        createdAt: now,
-      });
+      );
     }
     await eraseCallFromWebhooks(tx, { callId: call.id, now });
     return call.recording_key;

@@ -2,7 +2,7 @@ import type { Deps } from '../deps.ts';
 import { MESSAGES } from '../domain/recording-availability.ts';
 import { AppError } from '../errors.ts';
 import { findRecordingCall, type RecordingCall } from '../recordings/call-recording.ts';
-import { recordingDeletedData, recordingDeletedFactKey } from '../webhooks/outbox/event-data/recording.ts';
+import { recordingDeletedEvent } from '../webhooks/outbox/event-data/recording.ts';
 import { emitEvent } from '../webhooks/outbox/outbox.ts';
 import { completeIfReady } from './completion.ts';
 import { deleteBlob } from './recording-ingest.ts';
@@ -64,21 +64,17 @@ export async function deleteRecording(
         WHERE id = $1`,
       [call.id, deletedAt],
     );
-    await emitEvent(tx, {
-      organizationId: call.organization_id,
-      eventType: 'call.recording.deleted',
-      resourceId: call.id,
-      callId: call.id,
-      factKey: recordingDeletedFactKey(call.id),
-      data: recordingDeletedData({
+    await emitEvent(
+      tx,
+      recordingDeletedEvent({
+        organizationId: call.organization_id,
         callId: call.id,
         reason: input.reason,
         recordingSid: call.recording_sid,
         deletionKind: input.deletionKind,
         deletedAt,
       }),
-      createdAt: deletedAt,
-    });
+    );
     await completeIfReady(tx, deps, call.id);
     return call.recording_key;
   });

@@ -6,6 +6,7 @@
  * recording/delete route, erasure, the retention sweep): both keys are the call id, so two paths
  * reporting the same deletion yield one event.
  */
+import type { NewEvent } from '../outbox.ts';
 
 export const recordingReadyFactKey = (callId: string): string => callId;
 export const recordingDeletedFactKey = (callId: string): string => callId;
@@ -27,5 +28,23 @@ export function recordingDeletedData(d: {
     recording_sid: d.recordingSid,
     deletion_kind: d.deletionKind,
     deleted_at: d.deletedAt.toISOString(),
+  };
+}
+
+/**
+ * The whole call.recording.deleted event, for every path that deletes a call's audio (the
+ * recording/delete route, erasure, the retention sweep): one fact key, one data shape.
+ */
+export function recordingDeletedEvent(
+  d: Parameters<typeof recordingDeletedData>[0] & { organizationId: string },
+): NewEvent {
+  return {
+    organizationId: d.organizationId,
+    eventType: 'call.recording.deleted',
+    resourceId: d.callId,
+    callId: d.callId,
+    factKey: recordingDeletedFactKey(d.callId),
+    data: recordingDeletedData(d),
+    createdAt: d.deletedAt,
   };
 }
