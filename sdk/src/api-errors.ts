@@ -6,14 +6,28 @@ import type { ApiErrorCode } from './api-types.ts';
 
 /** Base of everything the client throws. */
 export class CallCaptureError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
+  /** True when the same request can succeed later unchanged. */
+  readonly retryable: boolean;
+
+  constructor(message: string, options?: ErrorOptions & { retryable?: boolean }) {
     super(message, options);
     this.name = new.target.name;
+    this.retryable = options?.retryable ?? false;
   }
 }
 
-/** The request never got an HTTP answer (network failure, DNS, time-out). */
-export class CallCaptureConnectionError extends CallCaptureError {}
+/**
+ * The request never got an HTTP answer (connection refused or reset, DNS, time-out). Retryable: the
+ * client retries it itself (every operation is a GET) up to `maxRetries` times.
+ */
+export class CallCaptureConnectionError extends CallCaptureError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, { ...options, retryable: true });
+  }
+}
+
+/** Statuses worth retrying whatever the body says: rate limit, and a gateway or service briefly unavailable. */
+export const RETRYABLE_STATUSES: readonly number[] = [429, 502, 503, 504];
 
 export interface ApiErrorInit {
   status: number;
@@ -34,22 +48,28 @@ export class CallCaptureApiError extends CallCaptureError {
   readonly code: ApiErrorCode | (string & {});
   readonly serverMessage: string;
   readonly headers: Headers;
-  /** True when the same request can succeed later unchanged. */
-  readonly retryable: boolean;
   /** The server's id for the request (quote it when reporting a problem); undefined from older servers. */
   readonly requestId: string | undefined;
   /** BAD_REQUEST: the query parameter at fault, when the server named one. */
   readonly param: string | undefined;
+  /** The Retry-After answer header in seconds (delta-seconds or an HTTP date), when the server sent one. */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(init: ApiErrorInit, hint = '', retryable = false) {
-    super(`${init.code} (HTTP ${init.status}): ${init.serverMessage}${hint ? ` ${hint}` : ''}`);
+  /**
+   * @param retryable default: whether the status is one of {@link RETRYABLE_STATUSES} (so an unknown
+   *   code, or a proxy's 502 page, is judged by its status)
+   */
+  constructor(init: ApiErrorInit, hint = '', retryable = RETRYABLE_STATUSES.includes(init.status)) {
+    super(`${init.code} (HTTP ${init.status}): ${init.serverMessage}${hint ? ` ${hint}` : ''}`, {
+      retryable,
+    });
     this.status = init.status;
     this.code = init.code;
     this.serverMessage = init.serverMessage;
     this.headers = init.headers;
-    this.retryable = retryable;
     this.requestId = init.requestId ?? init.headers.get('x-request-id') ?? undefined;
     this.param = init.param;
+    this.retryAfterSeconds = parseRetryAfter(init.headers.get('retry-after'));
   }
 }
 
@@ -118,8 +138,6 @@ export class ValidationError extends CallCaptureApiError {}
 
 /** 429: the hourly limit (1000 per key, 5000 per account, reset on the UTC hour) is exhausted. */
 export class RateLimitedError extends CallCaptureApiError {
-  /** Seconds until the window resets (Retry-After), when the server sent it. */
-  readonly retryAfterSeconds: number | undefined;
   readonly limit: number | undefined;
   readonly remaining: number | undefined;
   /** X-RateLimit-Reset (ISO 8601). */
@@ -129,7 +147,6 @@ export class RateLimitedError extends CallCaptureApiError {
     const retryAfter = parseRetryAfter(init.headers.get('retry-after'));
     const when = retryAfter === undefined ? 'when' : `in ${retryAfter} s, when`;
     super(init, `Retry ${when} the hourly window resets (on the UTC hour).`, true);
-    this.retryAfterSeconds = retryAfter;
     this.limit = numberOrUndefined(init.headers.get('x-ratelimit-limit'));
     this.remaining = numberOrUndefined(init.headers.get('x-ratelimit-remaining'));
     this.resetAt = init.headers.get('x-ratelimit-reset') ?? undefined;

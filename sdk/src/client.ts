@@ -2,13 +2,16 @@
  * A small client for the three read-only operations of REST API v1. No dependencies: `fetch` is
  * injectable (tests, proxies, instrumentation), and so are `sleep` and `random` for the retry delays.
  *
- * Retries: 429 RATE_LIMITED waits for Retry-After (when it is at most `maxRetryAfterSeconds`), and
- * 500 DATABASE_ERROR backs off exponentially with jitter; at most `maxRetries` retries per call. Nothing
- * else is retried automatically: the error's `retryable` flag tells the caller what may succeed later.
+ * Retries (every operation is a GET, so a retry is always safe), at most `maxRetries` per call:
+ * - 429 RATE_LIMITED, 502, 503 (MAINTENANCE included) and 504 wait for Retry-After when the answer has
+ *   one and it is at most `maxRetryAfterSeconds` (a longer one is thrown at once for the caller to
+ *   schedule); without Retry-After, 502/503/504 back off exponentially with jitter and a 429 is thrown;
+ * - 500 DATABASE_ERROR and connection failures (refused, reset, DNS, time-out) back off likewise.
+ * Nothing else is retried automatically; every error's `retryable` says what may succeed later.
  */
 import {
   apiErrorFor,
-  type CallCaptureApiError,
+  CallCaptureApiError,
   CallCaptureConnectionError,
   CallCaptureError,
   DatabaseError,
@@ -28,7 +31,10 @@ export interface CallCaptureClientOptions {
   baseUrl: string;
   /** Default: the global fetch. */
   fetch?: FetchLike;
-  /** Retries after a 429 or a 500 DATABASE_ERROR. Default 2 (three attempts in all). */
+  /**
+   * Retries after a 429, 502, 503, 504, a 500 DATABASE_ERROR or a connection failure. Default 2 (three
+   * attempts in all); 0 turns retrying off.
+   */
   maxRetries?: number;
   /**
    * Longest Retry-After the client waits for itself. The window resets on the UTC hour, so a 429 can ask
@@ -36,7 +42,7 @@ export interface CallCaptureClientOptions {
    * Default 60.
    */
   maxRetryAfterSeconds?: number;
-  /** First backoff after a DATABASE_ERROR, doubled per retry. Default 500 ms. */
+  /** First backoff (no Retry-After given), doubled per retry. Default 500 ms. */
   initialRetryDelayMs?: number;
   /** Ceiling of that backoff. Default 8000 ms. */
   maxRetryDelayMs?: number;
@@ -47,6 +53,9 @@ export interface CallCaptureClientOptions {
   /** Jitter source in [0, 1). Default Math.random. */
   random?: () => number;
 }
+
+/** Answers retried by the client itself (with Retry-After when given). */
+const RETRIED_STATUSES = new Set([429, 502, 503, 504]);
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -65,10 +74,14 @@ export class CallCaptureClient {
       );
     }
     this.#baseUrl = baseUrl;
+    const maxRetries = options.maxRetries ?? 2;
+    if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) {
+      throw new TypeError(`CallCaptureClient maxRetries must be a whole number >= 0, got ${maxRetries}.`);
+    }
     this.#options = {
       apiKey: options.apiKey.trim(),
       fetch: options.fetch ?? ((url, init) => fetch(url, init)),
-      maxRetries: options.maxRetries ?? 2,
+      maxRetries,
       maxRetryAfterSeconds: options.maxRetryAfterSeconds ?? 60,
       initialRetryDelayMs: options.initialRetryDelayMs ?? 500,
       maxRetryDelayMs: options.maxRetryDelayMs ?? 8000,
@@ -125,9 +138,15 @@ export class CallCaptureClient {
     }
     const { maxRetries } = this.#options;
     for (let attempt = 0; ; attempt++) {
-      const response = await this.#send(url.toString());
-      if (response.ok) return readData<T>(response);
-      const error = await readError(response);
+      let error: CallCaptureError;
+      try {
+        const response = await this.#send(url.toString());
+        if (response.ok) return await readData<T>(response);
+        error = await readError(response);
+      } catch (thrown) {
+        if (!(thrown instanceof CallCaptureConnectionError)) throw thrown;
+        error = thrown;
+      }
       const delay = attempt < maxRetries ? this.#retryDelayMs(error, attempt) : undefined;
       if (delay === undefined) throw error;
       await this.#options.sleep(delay);
@@ -150,18 +169,18 @@ export class CallCaptureClient {
   }
 
   /** Milliseconds to wait before retrying, or undefined when this error is not retried automatically. */
-  #retryDelayMs(error: CallCaptureApiError, attempt: number): number | undefined {
+  #retryDelayMs(error: CallCaptureError, attempt: number): number | undefined {
     const o = this.#options;
-    if (error instanceof RateLimitedError) {
-      const seconds = error.retryAfterSeconds;
-      if (seconds === undefined) return undefined;
-      return seconds <= o.maxRetryAfterSeconds ? seconds * 1000 : undefined;
-    }
-    if (error instanceof DatabaseError) {
+    const backoff = () => {
       const ceiling = Math.min(o.maxRetryDelayMs, o.initialRetryDelayMs * 2 ** attempt);
       return Math.round(ceiling / 2 + (ceiling / 2) * o.random());
-    }
-    return undefined;
+    };
+    if (error instanceof CallCaptureConnectionError || error instanceof DatabaseError) return backoff();
+    if (!(error instanceof CallCaptureApiError) || !RETRIED_STATUSES.has(error.status)) return undefined;
+    const seconds = error.retryAfterSeconds;
+    if (seconds !== undefined) return seconds <= o.maxRetryAfterSeconds ? seconds * 1000 : undefined;
+    // A 429 without Retry-After: the window's end is unknown, so hammering would only burn requests.
+    return error instanceof RateLimitedError || error.status === 429 ? undefined : backoff();
   }
 }
 

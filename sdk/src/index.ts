@@ -1,3 +1,4 @@
+/** `@callcap/sdk`: everything, for Node (the synchronous verifier uses `node:crypto`). */
 export * from './api-errors.ts';
 export * from './api-types.ts';
 export * from './client.ts';

@@ -155,10 +155,74 @@ test('a 500 DATABASE_ERROR is retried with exponential backoff, bounded by maxRe
   assert.deepEqual(s.sleeps, [100, 200]);
 });
 
-test('other errors are not retried', async () => {
-  const s = scripted(fail(503, 'MAINTENANCE'));
-  await assert.rejects(new CallCaptureClient(s.options).getMe(), MaintenanceError);
+test('a 503 is retried after its Retry-After, a 502 and a 504 with backoff; 4xx are not retried', async () => {
+  const s = scripted(
+    fail(503, 'MAINTENANCE', { 'retry-after': '3' }),
+    new Response('<html>Bad gateway</html>', { status: 502 }),
+    new Response('<html>Gateway timeout</html>', { status: 504 }),
+    ok({ api_key_id: 'k', user_id: 'u', organization_id: 'o', scopes: [] }),
+  );
+  const options: CallCaptureClientOptions = { ...s.options, maxRetries: 3, initialRetryDelayMs: 100 };
+  assert.equal((await new CallCaptureClient(options).getMe()).organization_id, 'o');
+  assert.deepEqual(s.sleeps, [3000, 200, 400]);
+
+  for (const [status, code] of [
+    [400, 'BAD_REQUEST'],
+    [404, 'NOT_FOUND'],
+    [409, 'RECORDING_NOT_READY'],
+  ] as const) {
+    const once = scripted(fail(status, code));
+    const error = await new CallCaptureClient(once.options).getCall('c').catch((e: unknown) => e);
+    assert.ok(error instanceof CallCaptureApiError && error.code === code);
+    assert.equal(once.requests.length, 1, code);
+  }
+});
+
+test('a 503 MAINTENANCE that keeps failing is thrown after maxRetries, retryable and with its Retry-After', async () => {
+  const s = scripted(
+    fail(503, 'MAINTENANCE', { 'retry-after': '1' }),
+    fail(503, 'MAINTENANCE', { 'retry-after': '1' }),
+  );
+  const error = await new CallCaptureClient({ ...s.options, maxRetries: 1 }).getMe().catch((e: unknown) => e);
+  assert.ok(error instanceof MaintenanceError);
+  assert.equal(error.retryable, true);
+  assert.equal(error.retryAfterSeconds, 1);
+  assert.equal(s.requests.length, 2);
+  assert.deepEqual(s.sleeps, [1000]);
+});
+
+test('a Retry-After as an HTTP date is honoured; maxRetries 0 turns retrying off', async () => {
+  const at = new Date(Date.now() + 5_000).toUTCString();
+  const s = scripted(fail(429, 'RATE_LIMITED', { 'retry-after': at }), ok({ scopes: [] }));
+  await new CallCaptureClient(s.options).getMe();
+  assert.equal(s.sleeps.length, 1);
+  assert.ok(s.sleeps[0] >= 3000 && s.sleeps[0] <= 6000, String(s.sleeps[0]));
+
+  const off = scripted(fail(503, 'MAINTENANCE', { 'retry-after': '1' }));
+  await assert.rejects(new CallCaptureClient({ ...off.options, maxRetries: 0 }).getMe(), MaintenanceError);
+  assert.equal(off.requests.length, 1);
+  assert.throws(() => new CallCaptureClient({ ...off.options, maxRetries: -1 }), /maxRetries/);
+});
+
+test('a 429 without Retry-After is thrown at once (the window end is unknown)', async () => {
+  const s = scripted(fail(429, 'RATE_LIMITED'));
+  const error = await new CallCaptureClient(s.options).getMe().catch((e: unknown) => e);
+  assert.ok(error instanceof RateLimitedError && error.retryable);
   assert.equal(s.requests.length, 1);
+});
+
+test('connection failures are retried with backoff, then thrown as a retryable CallCaptureConnectionError', async () => {
+  const recovered = scripted(new TypeError('fetch failed'), ok({ scopes: [] }));
+  await new CallCaptureClient({ ...recovered.options, initialRetryDelayMs: 100 }).getMe();
+  assert.deepEqual(recovered.sleeps, [100]);
+  assert.equal(recovered.requests.length, 2);
+
+  const cause = new TypeError('fetch failed');
+  const down = scripted(cause, cause, cause);
+  const error = await new CallCaptureClient(down.options).getMe().catch((e: unknown) => e);
+  assert.ok(error instanceof CallCaptureConnectionError);
+  assert.equal(error.retryable, true);
+  assert.equal(down.requests.length, 3);
 });
 
 test('each error code becomes its own error class', async () => {
@@ -177,7 +241,9 @@ test('each error code becomes its own error class', async () => {
   ];
   for (const [status, code, Class] of cases) {
     const s = scripted(fail(status, code));
-    const error = await new CallCaptureClient(s.options).getRecordingUrl('c').catch((e: unknown) => e);
+    const error = await new CallCaptureClient({ ...s.options, maxRetries: 0 })
+      .getRecordingUrl('c')
+      .catch((e: unknown) => e);
     assert.ok(error instanceof Class, code);
     assert.ok(error instanceof CallCaptureApiError);
     assert.equal(error.status, status);
@@ -205,7 +271,7 @@ test('without meta.request_id the X-Request-Id header is the request id; older b
     fail(404, 'NOT_FOUND'),
     new Response('<html>Bad gateway</html>', { status: 502, headers: { 'x-request-id': 'req-proxy-3' } }),
   );
-  const client = new CallCaptureClient(s.options);
+  const client = new CallCaptureClient({ ...s.options, maxRetries: 0 });
   const fromHeader = await client.getCall('c').catch((e: unknown) => e);
   const older = await client.getCall('c').catch((e: unknown) => e);
   const proxy = await client.getCall('c').catch((e: unknown) => e);
@@ -228,7 +294,7 @@ test('recording refusals say whether they are permanent', async () => {
 
 test('an error body that is not the spec shape keeps the status as HTTP_<status>', async () => {
   const s = scripted(new Response('<html>Bad gateway</html>', { status: 502, statusText: 'Bad Gateway' }));
-  const error = await new CallCaptureClient(s.options).getMe().catch((e: unknown) => e);
+  const error = await new CallCaptureClient({ ...s.options, maxRetries: 0 }).getMe().catch((e: unknown) => e);
   assert.ok(error instanceof CallCaptureApiError);
   assert.equal(error.code, 'HTTP_502');
   assert.equal(error.constructor, CallCaptureApiError);
@@ -237,7 +303,7 @@ test('an error body that is not the spec shape keeps the status as HTTP_<status>
 test('a network failure becomes a connection error that keeps its cause', async () => {
   const cause = new TypeError('fetch failed');
   const s = scripted(cause);
-  const error = await new CallCaptureClient(s.options).getMe().catch((e: unknown) => e);
+  const error = await new CallCaptureClient({ ...s.options, maxRetries: 0 }).getMe().catch((e: unknown) => e);
   assert.ok(error instanceof CallCaptureConnectionError);
   assert.equal(error.cause, cause);
 });

@@ -38,8 +38,15 @@ export interface ProcessedAnalysis {
   counterparty_name?: string | null;
   /** Language code; the key may be absent entirely. */
   detected_language?: string;
-  /** Element shape is not specified. */
-  proposal_items?: Record<string, unknown>[] | null;
+  /** Suggested follow-ups and decisions extracted from the call. */
+  proposal_items?: ProposalItem[] | null;
+  [extra: string]: unknown;
+}
+
+/** A suggested follow-up or decision extracted from the call; further keys may appear. */
+export interface ProposalItem {
+  kind: string;
+  text: string;
   [extra: string]: unknown;
 }
 
@@ -96,7 +103,13 @@ export interface CallRecordingReadyData {
 export interface CallFailedData {
   call_id: string;
   outbound_lifecycle: FailedOutboundLifecycle;
-  /** Machine-readable code, for example customer_busy or agent_no_confirmation. */
+  /**
+   * Machine-readable code, for example customer_busy or agent_no_confirmation. The service sends:
+   * agent_no_answer — agent_no_answer, agent_busy, agent_no_confirmation, agent_voicemail,
+   * agent_canceled, carrier_failed, no_final_status; customer_no_answer — customer_busy,
+   * customer_no_answer, customer_canceled, carrier_failed; failed_to_initiate — provider_rejected,
+   * provider_auth_failed, provider_unavailable. New codes may be added within v1.
+   */
   failure_reason: string | null;
 }
 

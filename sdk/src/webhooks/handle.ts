@@ -2,13 +2,14 @@
  * handleWebhook: verify + handshake + de-duplication in one call that returns the HTTP answer to send.
  * Framework-neutral: give it the raw body and headers, write back `status`, `headers` and `body`.
  */
+import type { CryptoProvider } from '../crypto/provider.ts';
+import type { RawBody } from './bytes.ts';
 import type { EventIdStore } from './dedupe.ts';
 import { WebhookVerificationError } from './errors.ts';
 import { isKnownEvent, type UnknownWebhookEvent, type WebhookEvent } from './events.ts';
 import { answerHandshake, parseHandshake, type VerificationMode, type WebhookAnswer } from './handshake.ts';
 import { getHeader, type HeadersInput, SIGNATURE_HEADER } from './headers.ts';
-import type { RawBody } from './sign.ts';
-import { type VerifyWebhookOptions, verifyWebhook } from './verify.ts';
+import { defaultAsyncCryptoProvider, type VerifyWebhookOptions, WebhookVerifier } from './verifier.ts';
 
 export interface HandleWebhookOptions {
   /** The body exactly as received. */
@@ -26,6 +27,11 @@ export interface HandleWebhookOptions {
   /** Your subscription's verification mode; the answer satisfies both. */
   mode?: VerificationMode;
   verifyOptions?: VerifyWebhookOptions;
+  /**
+   * HMAC provider. Default: Web Crypto (`SubtleCryptoProvider`), available on Node 20+ and every other
+   * runtime; pass `new NodeCryptoProvider()` to use `node:crypto`.
+   */
+  crypto?: CryptoProvider;
 }
 
 export type WebhookOutcome = 'handshake' | 'processed' | 'duplicate' | 'unknown_type' | 'rejected' | 'failed';
@@ -70,9 +76,16 @@ export async function handleWebhook(options: HandleWebhookOptions): Promise<Hand
     }
   }
 
+  const { crypto: verifyCrypto, ...verifyOptions } = options.verifyOptions ?? {};
+  // Throws WebhookConfigurationError without a non-empty secret: fail loudly, the service retries.
+  const verifier = new WebhookVerifier({
+    ...verifyOptions,
+    secrets: options.secrets,
+    crypto: verifyCrypto ?? options.crypto ?? defaultAsyncCryptoProvider(),
+  });
   let event: WebhookEvent | UnknownWebhookEvent;
   try {
-    event = verifyWebhook(rawBody, headers, options.secrets, options.verifyOptions);
+    event = await verifier.verifyAsync(rawBody, headers);
   } catch (error) {
     if (!(error instanceof WebhookVerificationError)) throw error;
     return answer(400, 'rejected', { error: { code: error.code, message: error.message } }, { error });

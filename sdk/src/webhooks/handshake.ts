@@ -5,8 +5,9 @@
  * accepts any 2xx, strict needs the exact echo). It is not an event: it is unauthenticated, so it must
  * never create business records; answer it and do nothing else.
  */
+
+import { bytesToText, toBytes } from './bytes.ts';
 import { WebhookPayloadError } from './errors.ts';
-import { toBytes } from './sign.ts';
 
 export const HANDSHAKE_EVENT_TYPE = 'webhook.subscription.verify';
 /**
@@ -44,7 +45,7 @@ export function parseHandshake(body: unknown): VerificationHandshake | undefined
     const bytes = toBytes(body);
     if (bytes.byteLength > HANDSHAKE_MAX_BYTES) return undefined;
     try {
-      value = JSON.parse(bytes.toString('utf8'));
+      value = JSON.parse(bytesToText(bytes));
     } catch {
       return undefined;
     }

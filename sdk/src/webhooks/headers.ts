@@ -2,6 +2,7 @@
  * Header lookup that works with a fetch `Headers` object, a plain record, and Node's
  * `IncomingHttpHeaders` (whose values can be arrays), plus the parser of `service-signature`.
  */
+import { fromHex } from './bytes.ts';
 import { WebhookSignatureMalformedError } from './errors.ts';
 
 /** Anything a web framework hands you as request headers. */
@@ -38,7 +39,7 @@ export interface ParsedSignatureHeader {
   /** Unix seconds. */
   timestamp: number;
   /** Raw v1 digests, 32 bytes each; unknown schemes are ignored. */
-  signatures: Buffer[];
+  signatures: Uint8Array[];
 }
 
 const TIMESTAMP = /^\d{1,12}$/;
@@ -50,7 +51,7 @@ const V1_HEX = /^[0-9a-f]{64}$/;
  */
 export function parseSignatureHeader(header: string): ParsedSignatureHeader {
   let timestamp: number | undefined;
-  const signatures: Buffer[] = [];
+  const signatures: Uint8Array[] = [];
   for (const part of header.split(',')) {
     const item = part.trim();
     if (item === '') continue;
@@ -65,7 +66,7 @@ export function parseSignatureHeader(header: string): ParsedSignatureHeader {
       }
       timestamp = Number(value);
     } else if (key === 'v1' && V1_HEX.test(value)) {
-      signatures.push(Buffer.from(value, 'hex'));
+      signatures.push(fromHex(value));
     }
   }
   if (timestamp === undefined) throw new WebhookSignatureMalformedError(header, 'no t= timestamp');

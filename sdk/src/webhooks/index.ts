@@ -1,9 +1,5 @@
-export * from './dedupe.ts';
-export * from './errors.ts';
-export * from './event-data.ts';
-export * from './events.ts';
-export * from './handle.ts';
-export * from './handshake.ts';
-export * from './headers.ts';
+/** `@callcap/sdk/webhooks`: the webhook toolkit for Node, with the synchronous `node:crypto` verifier. */
+export * from '../crypto/node.ts';
+export * from './core.ts';
 export * from './sign.ts';
 export * from './verify.ts';
