@@ -133,3 +133,69 @@ export function checkApiResponse(method: string, url: string, res: ResponseLike)
     `${method} ${path} → ${res.statusCode}: error shape: ${ajv.errorsText(validate.errors)}`,
   );
 }
+
+/**
+ * The validators of the document's `webhooks` catalogue, compiled once when this module loads (not
+ * during the first delivery, which a receiver must answer within the worker's time-out).
+ */
+const webhookValidators = new Map(
+  Object.entries<Json>(doc.webhooks ?? {}).map(([name, item]) => {
+    const op = item.post;
+    const body = ajv.getSchema(
+      `${DOC_ID}#/${pointer('webhooks', name, 'post', 'requestBody', 'content', 'application/json', 'schema')}`,
+    );
+    if (!body) throw new Error(`webhooks.${name}: no request body schema`);
+    const headers = ((op.parameters ?? []) as Json[]).map((p) => ({
+      name: String(p.name),
+      required: p.required === true,
+      schema: p.schema,
+      validate: ajv.compile(p.schema),
+    }));
+    return [name, { body, headers }];
+  }),
+);
+
+/**
+ * Checks one request the service sent to a webhook receiver against the document's `webhooks`
+ * catalogue: a signed event against its event type's entry (body schema, the service-* headers,
+ * content-type), an unsigned request against the verification handshake. Returns the problems
+ * found (empty when the delivery is valid). test/helpers/receiver.ts runs it on every request.
+ */
+export function webhookDeliveryProblems(req: {
+  method: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}): string[] {
+  const problems: string[] = [];
+  if (req.method !== 'POST') return [`method ${req.method}: the service only POSTs`];
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim();
+  if (type !== 'application/json')
+    problems.push(`content-type ${JSON.stringify(type)}, not application/json`);
+  let body: unknown;
+  try {
+    body = JSON.parse(req.body);
+  } catch {
+    return [...problems, `the body is not JSON: ${req.body.slice(0, 200)}`];
+  }
+  const signed = req.headers['service-signature'] !== undefined;
+  const name = signed
+    ? String((body as { event_type?: unknown })?.event_type)
+    : 'webhook.subscription.verify';
+  const where = `${signed ? 'event' : 'unsigned request (handshake)'} ${name}`;
+  const validators = webhookValidators.get(name);
+  if (!validators) return [...problems, `${where}: not in the webhooks catalogue`];
+  if (!validators.body(body)) {
+    problems.push(`${where}: body does not match the catalogue: ${ajv.errorsText(validators.body.errors)}`);
+  }
+  for (const h of validators.headers) {
+    const value = req.headers[h.name.toLowerCase()];
+    if (value === undefined) {
+      if (h.required) problems.push(`${where}: required header ${h.name} is missing`);
+    } else if (!h.validate(String(value))) {
+      problems.push(`${where}: header ${h.name}=${String(value)} does not match ${JSON.stringify(h.schema)}`);
+    }
+  }
+  return problems;
+}

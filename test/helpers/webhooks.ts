@@ -10,9 +10,10 @@ import type { Deps } from '../../src/deps.ts';
 import { newId } from '../../src/ids.ts';
 import { encryptSecret } from '../../src/webhooks/delivery/secret-box.ts';
 import { createDeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/delivery/worker.ts';
-import { emitEvent } from '../../src/webhooks/outbox/outbox.ts';
+import { emitEvent, serializeEvent } from '../../src/webhooks/outbox/outbox.ts';
 import { createTestDb } from './db.ts';
 import { testDeps } from './deps.ts';
+import { sampleEventData } from './event-samples.ts';
 
 export const MIN = 60_000;
 export const HOUR = 60 * MIN;
@@ -89,22 +90,27 @@ export async function insertSubscription(
   return { subscriptionId, secretId, secret };
 }
 
-/** Emits an event through the transactional outbox; returns its id. */
+/**
+ * Emits an event through the transactional outbox; returns its id. Without `data`, a valid payload of
+ * the event type built by the product's builders (sampleEventData); given `data` must be valid too.
+ */
 export async function emit(
   deps: Deps,
   e: { orgId: string; eventType?: string; callId?: string | null; data?: Record<string, unknown>; at?: Date },
 ): Promise<string> {
   const callId = e.callId === undefined ? newId() : e.callId;
   const eventType = e.eventType ?? 'call.completed';
+  const resourceId = callId ?? newId();
+  const createdAt = e.at ?? deps.clock.now();
   const out = await deps.db.transaction((tx) =>
     emitEvent(tx, {
       organizationId: e.orgId,
       eventType,
-      resourceId: callId ?? newId(),
+      resourceId,
       callId,
       factKey: newId(),
-      data: e.data ?? { call_id: callId, note: 'héllo — “quoted” ✓', duration: 42 },
-      createdAt: e.at ?? deps.clock.now(),
+      data: e.data ?? sampleEventData(eventType, resourceId, createdAt),
+      createdAt,
     }),
   );
   return out.eventId;
@@ -183,10 +189,24 @@ export async function insertDelivery(
   const eventId = newId();
   const deliveryId = newId();
   const eventType = d.eventType ?? 'call.completed';
+  const resourceId = newId();
+  // A whole, valid envelope: resends deliver it, and every delivery is checked against the catalogue.
+  const body = serializeEvent(
+    {
+      organizationId: d.orgId,
+      eventType,
+      resourceId,
+      callId: resourceId,
+      factKey: eventId,
+      data: sampleEventData(eventType, resourceId, d.createdAt),
+      createdAt: d.createdAt,
+    },
+    eventId,
+  );
   await db.query(
     `INSERT INTO events (id, organization_id, event_type, resource_id, call_id, body, created_at)
      VALUES ($1, $2, $3, $4, $4, $5, $6)`,
-    [eventId, d.orgId, eventType, newId(), JSON.stringify({ event_id: eventId }), d.createdAt],
+    [eventId, d.orgId, eventType, resourceId, body, d.createdAt],
   );
   await db.query(
     `INSERT INTO webhook_deliveries (id, organization_id, subscription_id, event_id, event_type, status, attempts,

@@ -1,4 +1,10 @@
 import type { ProcessedAnalysis } from '../../../domain/analysis.ts';
+import type {
+  CallCompletedData,
+  CallFollowupEmailDraftedData,
+  CallTrackerMatchedData,
+  CallTranscribedData,
+} from '../event-schemas.ts';
 
 /**
  * data of the events of one processing run: call.completed, call.transcribed,
@@ -28,7 +34,7 @@ export function callCompletedData(
     analysis: ProcessedAnalysis;
     transcriptOriginal: string | null;
   },
-) {
+): CallCompletedData {
   return {
     call_id: call.id,
     direction: call.direction,
@@ -49,21 +55,21 @@ export function callTranscribedData(
   callId: string,
   transcriptOriginal: string | null,
   analysis: ProcessedAnalysis,
-) {
+): CallTranscribedData {
   return { call_id: callId, transcript_original: transcriptOriginal, transcript_processed: analysis };
 }
 
 export function followupDraftedData(
   callId: string,
   draft: { subject: string; body: string; language: string },
-) {
+): CallFollowupEmailDraftedData {
   return { call_id: callId, subject: draft.subject, body: draft.body, language: draft.language };
 }
 
 export function trackerMatchedData(
   callId: string,
   matches: readonly { tracker_id: string; name: string; matched_terms: string[]; excerpts: string[] }[],
-) {
+): CallTrackerMatchedData {
   return {
     call_id: callId,
     matches: matches.map((m) => ({

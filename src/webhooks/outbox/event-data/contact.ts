@@ -5,6 +5,8 @@
  * version, so "<contact id>:<version>" names one edit and never repeats.
  */
 
+import type { ContactCreatedData, ContactDiff, ContactUpdatedData } from '../event-schemas.ts';
+
 export const contactCreatedFactKey = (contactId: string): string => contactId;
 export const contactUpdatedFactKey = (contactId: string, version: number): string =>
   `${contactId}:${version}`;
@@ -19,7 +21,7 @@ export interface ContactSnapshot {
 }
 
 /** A full snapshot; notes and tags are not included. */
-export function contactCreatedData(c: ContactSnapshot) {
+export function contactCreatedData(c: ContactSnapshot): ContactCreatedData {
   return {
     contact: {
       id: c.id,
@@ -33,6 +35,7 @@ export function contactCreatedData(c: ContactSnapshot) {
 }
 
 /** diff holds only the fields whose value changed (possible keys: first_name, last_name, email, phone, company, notes, tags). */
-export function contactUpdatedData(contactId: string, diff: Record<string, unknown>) {
-  return { contact_id: contactId, diff };
+export function contactUpdatedData(contactId: string, diff: Record<string, unknown>): ContactUpdatedData {
+  // The service computes diff over exactly these columns (contacts.ts); the catalogue validates it in tests.
+  return { contact_id: contactId, diff: diff as ContactDiff };
 }

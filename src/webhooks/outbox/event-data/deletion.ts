@@ -6,13 +6,9 @@
  * scheduling again after a cancel, is a new fact with a new event id.
  */
 
-export const DELETION_REASONS = [
-  'consent_not_asked',
-  'consent_withdrawn',
-  'retention_expired',
-  'user_erasure',
-] as const;
-export type DeletionReason = (typeof DELETION_REASONS)[number];
+import type { CallDeletionScheduledData, DeletionReason } from '../event-schemas.ts';
+
+export { DELETION_REASONS, type DeletionReason } from '../event-schemas.ts';
 
 export const deletionScheduledFactKey = (
   callId: string,
@@ -21,6 +17,10 @@ export const deletionScheduledFactKey = (
   reason: string,
 ) => `${callId}:${scheduledAt.toISOString()}:${pendingAt.toISOString()}:${reason}`;
 
-export function deletionScheduledData(callId: string, pendingDeletionAt: Date, reason: DeletionReason) {
+export function deletionScheduledData(
+  callId: string,
+  pendingDeletionAt: Date,
+  reason: DeletionReason,
+): CallDeletionScheduledData {
   return { call_id: callId, pending_deletion_at: pendingDeletionAt.toISOString(), reason };
 }

@@ -6,12 +6,17 @@
  * recording/delete route, erasure, the retention sweep): both keys are the call id, so two paths
  * reporting the same deletion yield one event.
  */
+import type { CallRecordingDeletedData, CallRecordingReadyData } from '../event-schemas.ts';
 import type { NewEvent } from '../outbox.ts';
 
 export const recordingReadyFactKey = (callId: string): string => callId;
 export const recordingDeletedFactKey = (callId: string): string => callId;
 
-export function recordingReadyData(callId: string, recordingUrl: string | null, duration: number | null) {
+export function recordingReadyData(
+  callId: string,
+  recordingUrl: string | null,
+  duration: number | null,
+): CallRecordingReadyData {
   return { call_id: callId, recording_url: recordingUrl, duration };
 }
 
@@ -21,7 +26,7 @@ export function recordingDeletedData(d: {
   recordingSid: string | null;
   deletionKind: 'hard_deleted' | 'provider_404';
   deletedAt: Date;
-}) {
+}): CallRecordingDeletedData {
   return {
     call_id: d.callId,
     reason: d.reason,

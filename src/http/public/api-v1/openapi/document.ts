@@ -10,6 +10,7 @@ import {
 } from './responses.ts';
 import { CallPageResponse, CallResponse, MeResponse, restSchemas } from './schemas.ts';
 import type { JsonSchema, OperationSpec } from './types.ts';
+import { buildWebhooks, webhookSchemas } from './webhooks.ts';
 
 /**
  * The OpenAPI 3.1 description of the REST API, generated from the same zod schemas the code
@@ -89,7 +90,7 @@ export function buildOpenApiDocument(opts: {
   schemas?: Record<string, z.ZodType>;
 }): JsonSchema {
   const operations = opts.operations ?? [...restOperations, ...recordingOperations];
-  const schemas = opts.schemas ?? { ...restSchemas, ...recordingSchemas };
+  const schemas = opts.schemas ?? { ...restSchemas, ...recordingSchemas, ...webhookSchemas };
   const registry = z.registry<{ id: string }>();
   const idOf = new Map<z.ZodType, string>();
   for (const [id, schema] of Object.entries(schemas)) {
@@ -206,8 +207,15 @@ export function buildOpenApiDocument(opts: {
       { name: 'Identity', description: 'The calling key.' },
       { name: 'Calls', description: 'Recorded calls and their processed analysis.' },
       { name: 'Recordings', description: 'Signed links to call recordings.' },
-    ].filter((t) => operations.some((o) => o.tag === t.name)),
+    ]
+      .filter((t) => operations.some((o) => o.tag === t.name))
+      .concat({
+        name: 'Webhooks',
+        description:
+          'The event catalogue: the signed POSTs the service sends to a subscription, and the verification handshake.',
+      }),
     paths,
+    webhooks: buildWebhooks(),
     components: {
       securitySchemes: {
         apiKey: {

@@ -1,5 +1,10 @@
 import { z } from 'zod';
 import {
+  AGENT_FAILURE_REASONS,
+  CUSTOMER_FAILURE_REASONS,
+  INITIATE_FAILURE_REASONS,
+} from '../../../../domain/outbound-progress.ts';
+import {
   CRM_STATUSES,
   DIRECTIONS,
   ENVIRONMENTS,
@@ -65,7 +70,9 @@ export const Call = z
     outbound_lifecycle: z
       .enum(OUTBOUND_LIFECYCLES)
       .nullable()
-      .describe('Null for calls without an outbound lifecycle.'),
+      .describe(
+        `Null for calls without an outbound lifecycle. The failed states agent_no_answer, customer_no_answer and failed_to_initiate are announced by the call.failed event, whose failure_reason is one of: ${AGENT_FAILURE_REASONS.join(', ')} (agent_no_answer); ${CUSTOMER_FAILURE_REASONS.join(', ')} (customer_no_answer); ${INITIATE_FAILURE_REASONS.join(', ')} (failed_to_initiate); or null. New codes may be added within v1.`,
+      ),
     transcript_processed: TranscriptProcessed.nullable().describe('Null when the call has no analysis.'),
     created_at: dateTime().describe('When the call was recorded.'),
   })
