@@ -15,6 +15,7 @@ import {
   extractCity,
   extractDetails,
   extractName,
+  extractPhoneNumbers,
   extractPreferredDate,
   extractService,
   QUOTE_RE,
@@ -26,7 +27,7 @@ import { contentSentences, readTranscript } from './transcript-text.ts';
 /**
  * The analysis provider. The pipeline only knows this interface: the built-in rule-based analyzer
  * below is deterministic and runs in-process; a real provider (an LLM behind an HTTP API) implements
- * the same interface and is handed to ingestionRoutes / processQueuedTranscripts instead.
+ * the same interface and is handed to the processing jobs (deps.capture.analysis) instead.
  */
 export interface AnalyzerInput {
   transcript: string;
@@ -34,6 +35,11 @@ export interface AnalyzerInput {
   /** language reported with the transcript (by the speech-to-text provider), if any */
   language?: string | null;
   organization: { name: string; language: string };
+  /**
+   * ISO 3166-1 alpha-2 country of the call's numbers (e.g. the service number's), when known: lets
+   * the rules read phone numbers the customer says in national format. Optional.
+   */
+  country?: string | null;
 }
 
 export interface AnalyzerResult {
@@ -59,16 +65,29 @@ export function analyzeByRules(input: AnalyzerInput): AnalyzerResult {
   const read = readTranscript(input.transcript, orgName);
   const said = read.customerText;
   const sents = contentSentences(said);
-  const voicemail = read.speakers.length <= 1 && soundsLikeVoicemail(input.transcript);
+  const { voicemail, twoSided } = callShape(input.transcript, orgName);
 
+  const language =
+    primaryLanguage(input.language) ??
+    detectLanguage(
+      read.turns
+        .map((t) => t.text)
+        .join(' ')
+        .trim(),
+    );
   const name = extractName(said, orgName);
   const service = extractService(said);
-  const date = extractPreferredDate(said);
+  const date = extractPreferredDate(said, language);
   const address = extractAddress(said);
   const city = extractCity(said, address);
+  const phones = extractPhoneNumbers(said, input.country ?? null);
   const summary = sents.length ? truncate(sents.slice(0, SUMMARY_SENTENCES).join(' '), SUMMARY_MAX) : null;
-  const details = extractDetails(sents, SUMMARY_SENTENCES);
-  const language = primaryLanguage(input.language) ?? detectLanguage(input.transcript);
+  const details = [
+    extractDetails(sents, SUMMARY_SENTENCES),
+    phones.length ? `Phone number${phones.length > 1 ? 's' : ''} given: ${phones.join(', ')}.` : null,
+  ]
+    .filter((d): d is string => d !== null)
+    .join(' ');
 
   const analysis: ProcessedAnalysis = {
     caller_name: input.direction === 'inbound' ? name : null,
@@ -89,16 +108,30 @@ export function analyzeByRules(input: AnalyzerInput): AnalyzerResult {
     caller_location: city,
     client_country: null,
     counterparty_name: input.direction === 'outbound' ? name : null,
-    proposal_items: proposals(said, service, date),
+    proposal_items: proposals(said, service, date, phones[0] ?? null),
   };
   if (language) analysis.detected_language = language;
 
-  const twoSided = read.speakers.length >= 2 || (read.speakers.length === 0 && !voicemail);
   const followup =
     twoSided && !voicemail && summary
       ? composeFollowup(analysis, orgName, language ?? input.organization.language)
       : null;
   return { analysis, followup };
+}
+
+/**
+ * Whether a follow-up draft may be written after this transcript: a two-sided call (two labelled
+ * speakers, or unlabelled text that is not a voicemail) and not a voicemail. Every analysis
+ * provider asks this, so the rule is the same whoever writes the draft.
+ */
+export function callShape(
+  transcript: string,
+  organizationName: string,
+): { voicemail: boolean; twoSided: boolean } {
+  const { speakers } = readTranscript(transcript, organizationName);
+  const voicemail = speakers.length <= 1 && soundsLikeVoicemail(transcript);
+  const twoSided = speakers.length >= 2 || (speakers.length === 0 && !voicemail);
+  return { voicemail, twoSided: twoSided && !voicemail };
 }
 
 /**
@@ -125,10 +158,19 @@ function leadScore(f: {
   return Math.min(LEAD_SCORE_MAX, Math.max(LEAD_SCORE_MIN, score));
 }
 
-function proposals(said: string, service: string | null, date: string | null): ProposalItem[] | null {
+function proposals(
+  said: string,
+  service: string | null,
+  date: string | null,
+  phone: string | null,
+): ProposalItem[] | null {
   const items: ProposalItem[] = [];
   if (date) items.push({ kind: 'appointment', text: `Schedule ${service ?? 'a visit'} for ${date}` });
-  if (CALLBACK_RE.test(said)) items.push({ kind: 'callback', text: 'Call the customer back' });
+  if (CALLBACK_RE.test(said))
+    items.push({
+      kind: 'callback',
+      text: phone ? `Call the customer back at ${phone}` : 'Call the customer back',
+    });
   if (QUOTE_RE.test(said))
     items.push({ kind: 'quote', text: `Send a quote${service ? ` for ${service}` : ''}` });
   return items.length ? items : null;

@@ -5,10 +5,8 @@ import { INITIAL_OUTBOUND_LIFECYCLE } from '../domain/outbound-lifecycle.ts';
 import { normalizePhone } from '../domain/phone.ts';
 import { notFound, validationError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import type { Analyzer } from './analyzer.ts';
 import { organizationOwner } from './call-record.ts';
-import { completeIfReady } from './completion.ts';
-import { storeAnalysis } from './pipeline.ts';
+import { queueTranscript, settleCompletion, storeAnalysis } from './pipeline.ts';
 import type { CreateCallBody } from './schemas.ts';
 
 /**
@@ -21,22 +19,22 @@ import type { CreateCallBody } from './schemas.ts';
  *   the organization's owner is recorded (the account holder answers for calls placed in its name).
  * - recording_mode no_recording: the recording is never captured (recording_state not_captured).
  * - An imported call may come transcribed (transcript_original) and/or analysed (transcript_processed):
- *   an analysis given is stored as is (its followup_email, if any, is the draft); a transcript alone is
- *   analysed here. Either way the call is processed at once and the completion step runs in the same
- *   transaction (it waits for the recording like any call).
+ *   an analysis given is stored as is (its followup_email, if any, is the draft), the call is
+ *   processed at once and the completion step runs in the same transaction (it waits for the
+ *   recording like any call); a transcript alone is queued for the analyse stage in that transaction
+ *   (`queued: true`: the route runs it right after the response), like POST …/transcript.
  */
 export async function createCall(
   deps: Deps,
   organizationId: string,
   body: CreateCallBody,
-  analyzer: Analyzer,
-): Promise<{ call_id: string }> {
-  const org = await deps.db.query<{ name: string; language: string; country: string | null }>(
-    'SELECT name, language, country FROM organizations WHERE id = $1',
+): Promise<{ call_id: string; queued: boolean }> {
+  const org = await deps.db.query<{ country: string | null }>(
+    'SELECT country FROM organizations WHERE id = $1',
     [organizationId],
   );
   if (!org.rows[0]) throw notFound(`No organization ${organizationId}.`);
-  const { name: orgName, language: orgLanguage, country } = org.rows[0];
+  const { country } = org.rows[0];
 
   const outbound = body.direction === 'outbound';
   const customerRaw = outbound ? body.customer_phone! : body.caller_phone;
@@ -56,15 +54,9 @@ export async function createCall(
     }
   }
 
-  let processed: { analysis: ProcessedAnalysis; followup: FollowupDraft | null } | null = null;
-  if (body.transcript_processed) processed = normalizeImportedAnalysis(body.transcript_processed);
-  else if (body.transcript_original) {
-    processed = await analyzer.analyze({
-      transcript: body.transcript_original,
-      direction: body.direction,
-      organization: { name: orgName, language: orgLanguage },
-    });
-  }
+  const processed: { analysis: ProcessedAnalysis; followup: FollowupDraft | null } | null =
+    body.transcript_processed ? normalizeImportedAnalysis(body.transcript_processed) : null;
+  const toAnalyse = !processed && body.transcript_original ? body.transcript_original : null;
 
   const id = newId();
   const now = deps.clock.now();
@@ -105,10 +97,12 @@ export async function createCall(
         followup: processed.followup,
         now,
       });
-      await completeIfReady(tx, deps, id);
+      await settleCompletion(tx, deps, { id, organization_id: organizationId });
+    } else if (toAnalyse !== null) {
+      await queueTranscript(tx, deps, { id, organization_id: organizationId }, { text: toAnalyse });
     }
   });
-  return { call_id: id };
+  return { call_id: id, queued: toAnalyse !== null };
 }
 
 /** The agent of the call: the given user (who must belong to the organization), else the owner for outbound. */

@@ -12,6 +12,7 @@ import {
 } from '../webhooks/outbox/event-data/call-processing.ts';
 import { emitEvent } from '../webhooks/outbox/outbox.ts';
 import { findIngestCall, type IngestCall } from './call-record.ts';
+import { markCompletionDone } from './jobs/enqueue.ts';
 import { matchTrackers, type Tracker } from './trackers.ts';
 
 /**
@@ -22,8 +23,8 @@ import { matchTrackers, type Tracker } from './trackers.ts';
  * call.completed is the integrator's primary record and its duration is the recording length, so the
  * run completes when the analysis is stored AND the recording is settled: stored, or known never to
  * come (refused, not captured, no_recording mode, deleted). A recording still pending holds the run
- * back for at most RECORDING_WAIT_MS after the analysis was stored; then the worker completes it with
- * duration 0 and recording_url null, and call.recording.ready follows if the audio ever arrives.
+ * back for at most RECORDING_WAIT_MS after the analysis was stored; then the complete stage
+ * (./jobs/stages/complete.ts) completes it with duration 0 and recording_url null, and call.recording.ready follows if the audio ever arrives.
  */
 
 /** Carriers deliver recordings within minutes; past an hour the transcript is worth more now. */
@@ -107,6 +108,8 @@ export async function completeIfReady(
   if (matches.length) await emit('call.tracker.matched', trackerMatchedData(call.id, matches));
 
   await tx.query('UPDATE calls SET completion_emitted_at = $2 WHERE id = $1', [call.id, now]);
+  // Done here (a recording settled, or the analysis stage): the complete stage has nothing left to do.
+  await markCompletionDone(tx, call.id, now);
   return true;
 }
 

@@ -10,7 +10,9 @@ import {
 import { recordingDeletedEvent } from '../webhooks/outbox/event-data/recording.ts';
 import { emitEvent } from '../webhooks/outbox/outbox.ts';
 import { lockLiveCall } from './call-record.ts';
+import { cancelCallJobs } from './jobs/enqueue.ts';
 import { deleteBlob } from './recording-ingest.ts';
+import { deleteRecordingAtProvider } from './telephony/provider-recordings.ts';
 
 /**
  * Trash, scheduled deletion and erasure of a call. Trash and scheduled deletion are reversible and
@@ -100,6 +102,7 @@ export async function cancelDeletion(deps: Deps, callId: string): Promise<void> 
  * to the subscriptions the call's content reached. The audio blob is deleted after the commit.
  */
 export async function eraseCall(deps: Deps, callId: string): Promise<void> {
+  const atProvider = await providerDeletionForErasure(deps, callId);
   const blobKey = await deps.db.transaction(async (tx) => {
     const call = await lockLiveCall(tx, callId);
     const now = deps.clock.now();
@@ -109,6 +112,7 @@ export async function eraseCall(deps: Deps, callId: string): Promise<void> {
               customer_phone_e164 = NULL, customer_phone_national = NULL, customer_phone_rdigits = NULL,
               company_phone_e164 = NULL, caller_name = NULL, failure_reason = NULL, pending_transcript = NULL,
               pending_transcript_language = NULL, recording_key = NULL, recording_bytes = NULL,
+              agent_phone_e164 = NULL, provider_recording_url = NULL,
               recording_state = CASE WHEN recording_state = 'available' THEN 'deleted' ELSE recording_state END,
               recording_deleted_at = CASE WHEN recording_state = 'available' THEN $2 ELSE recording_deleted_at END
         WHERE id = $1`,
@@ -126,13 +130,32 @@ export async function eraseCall(deps: Deps, callId: string): Promise<void> {
           callId: call.id,
           reason: call.deletion_reason ?? 'call_erased',
           recordingSid: call.recording_sid,
-          deletionKind: 'hard_deleted',
+          deletionKind: atProvider === 'not_found' ? 'provider_404' : 'hard_deleted',
           deletedAt: now,
         }),
       );
     }
     await eraseCallFromWebhooks(tx, { callId: call.id, now });
+    // Its processing stops: unfinished jobs cancelled, their errors (which may quote the call) blanked.
+    await cancelCallJobs(tx, call.id, now);
     return call.recording_key;
   });
   if (blobKey) await deleteBlob(deps, blobKey);
+}
+
+/**
+ * Before an erasure: the recording is deleted at the telephony provider first, so its 404 can be
+ * told as deletion_kind provider_404. A provider that cannot be reached does not hold the erasure
+ * up: it is logged, and the retention sweep retries the provider deletion later.
+ */
+async function providerDeletionForErasure(deps: Deps, callId: string) {
+  try {
+    return await deleteRecordingAtProvider(deps, callId);
+  } catch (err) {
+    deps.log.error(
+      { call_id: callId, err: (err as Error).message },
+      'recording could not be deleted at the telephony provider; the retention sweep retries',
+    );
+    return 'failed' as const;
+  }
 }

@@ -5,6 +5,7 @@ import {
   FAILED_OUTBOUND_STATES,
   INITIAL_OUTBOUND_LIFECYCLE,
   isOutboundLifecycle,
+  type OutboundEffects,
   type OutboundLifecycle,
   transitionOutbound,
 } from '../domain/outbound-lifecycle.ts';
@@ -55,45 +56,7 @@ export async function applyLifecycle(
     const verdict = transitionOutbound(from, to);
     if (verdict.kind === 'rejected') throw validationError(verdict.message);
     if (verdict.kind === 'unchanged') return { call_id: call.id, outbound_lifecycle: from };
-
-    const { effects } = verdict;
-    const now = deps.clock.now();
-    await tx.query(
-      `UPDATE calls SET outbound_lifecycle = $2, failure_reason = $3,
-              recording_state = CASE WHEN $4::boolean AND recording_state IN ('pending', 'refused')
-                                     THEN 'not_captured' ELSE recording_state END,
-              updated_at = $5
-        WHERE id = $1`,
-      [call.id, to, effects.failed ? input.failureReason : null, effects.recordingNotCaptured, now],
-    );
-    const emit = (eventType: string, factKey: string, data: Record<string, unknown>) =>
-      emitEvent(tx, {
-        organizationId: call.organization_id,
-        eventType,
-        resourceId: call.id,
-        callId: call.id,
-        factKey,
-        data,
-        createdAt: now,
-      });
-    if (effects.repaired) {
-      await emit(
-        'call.outbound.lifecycle_repaired',
-        repairedFactKey(call.id),
-        lifecycleRepairedData(call.id, now),
-      );
-    }
-    if (effects.attempted) {
-      await emit(
-        'call.outbound.attempted',
-        attemptedFactKey(call.id, to),
-        await attemptData(tx, call, to, now),
-      );
-    }
-    if (effects.failed) {
-      await emit('call.failed', failedFactKey(call.id, to), callFailedData(call.id, to, input.failureReason));
-    }
-    if (effects.recordingNotCaptured) await completeIfReady(tx, deps, call.id);
+    await applyOutboundMove(tx, deps, call, to, verdict.effects, input.failureReason);
     return { call_id: call.id, outbound_lifecycle: to };
   });
 }
@@ -111,4 +74,57 @@ async function attemptData(tx: Queryable, call: IngestCall, state: OutboundLifec
     attemptedAt: now,
     hasRecording: attemptHasRecording(state, call.recording_mode),
   });
+}
+
+/**
+ * One move of the outbound lifecycle the table allowed (transitionOutbound's effects), inside the
+ * caller's transaction with the call locked: the state, failure_reason (kept only for a failed
+ * state), the recording that can no longer be captured, and the events the effects name. Shared by
+ * the operator route and the telephony adapters.
+ */
+export async function applyOutboundMove(
+  tx: Queryable,
+  deps: Deps,
+  call: IngestCall,
+  to: OutboundLifecycle,
+  effects: OutboundEffects,
+  failureReason: string | null,
+): Promise<void> {
+  const now = deps.clock.now();
+  await tx.query(
+    `UPDATE calls SET outbound_lifecycle = $2, failure_reason = $3,
+            recording_state = CASE WHEN $4::boolean AND recording_state IN ('pending', 'refused')
+                                   THEN 'not_captured' ELSE recording_state END,
+            updated_at = $5
+      WHERE id = $1`,
+    [call.id, to, effects.failed ? failureReason : null, effects.recordingNotCaptured, now],
+  );
+  const emit = (eventType: string, factKey: string, data: Record<string, unknown>) =>
+    emitEvent(tx, {
+      organizationId: call.organization_id,
+      eventType,
+      resourceId: call.id,
+      callId: call.id,
+      factKey,
+      data,
+      createdAt: now,
+    });
+  if (effects.repaired) {
+    await emit(
+      'call.outbound.lifecycle_repaired',
+      repairedFactKey(call.id),
+      lifecycleRepairedData(call.id, now),
+    );
+  }
+  if (effects.attempted) {
+    await emit(
+      'call.outbound.attempted',
+      attemptedFactKey(call.id, to),
+      await attemptData(tx, call, to, now),
+    );
+  }
+  if (effects.failed) {
+    await emit('call.failed', failedFactKey(call.id, to), callFailedData(call.id, to, failureReason));
+  }
+  if (effects.recordingNotCaptured) await completeIfReady(tx, deps, call.id);
 }

@@ -2,22 +2,17 @@ import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import type { FollowupDraft, ProcessedAnalysis } from '../domain/analysis.ts';
 import { AppError } from '../errors.ts';
-import { type Analyzer, ruleBasedAnalyzer } from './analyzer.ts';
-import { findIngestCall, lockLiveCall } from './call-record.ts';
+import { type IngestCall, lockLiveCall } from './call-record.ts';
 import { completeIfReady, RECORDING_WAIT_MS } from './completion.ts';
+import { enqueueStage } from './jobs/enqueue.ts';
 
 /**
- * The transcript pipeline. POST …/transcript stores the raw text in the call's inbox and marks it
- * queued (submitTranscript); the analysis then runs in-process right after the response
- * (processTranscript), and the worker's processQueuedTranscripts heals whatever a crash left queued.
- * Analysis runs outside any transaction (a real provider takes seconds); its result is written, and
- * the completion step run, in one transaction that re-checks the call under a row lock, so two runs of
- * the same transcript store it once.
+ * The transcript pipeline. A transcript — posted by an adapter (POST …/transcript) or written by
+ * the transcribe stage — is stored in the call's inbox (processing_state queued) and the analyse
+ * stage is queued in the same transaction; the job runner (./jobs/) analyses it, stores the
+ * analysis and, in that transaction, emits the completion events once the recording has settled
+ * (settleCompletion). A crash anywhere leaves a job row that runs again.
  */
-
-/** A queued transcript is left to its in-process run for this long before the worker takes it over. */
-export const QUEUE_TAKEOVER_MS = 2 * 60 * 1000;
-const BATCH = 50;
 
 export interface TranscriptInput {
   text: string;
@@ -46,14 +41,29 @@ export async function submitTranscript(
       }
       return { call_id: call.id, processing_state: call.processing_state, queued: false };
     }
-    await tx.query(
-      `UPDATE calls SET pending_transcript = $2, pending_transcript_language = $3, processing_state = 'queued',
-              updated_at = $4
-        WHERE id = $1`,
-      [call.id, input.text, input.language ?? null, deps.clock.now()],
-    );
+    await queueTranscript(tx, deps, call, input);
     return { call_id: call.id, processing_state: 'queued', queued: true };
   });
+}
+
+/**
+ * Stores a transcript in the inbox of a call that has none (locked by the caller) and queues its
+ * analysis, in the caller's transaction.
+ */
+export async function queueTranscript(
+  tx: Queryable,
+  deps: Pick<Deps, 'clock'>,
+  call: Pick<IngestCall, 'id' | 'organization_id'>,
+  input: TranscriptInput,
+): Promise<void> {
+  const now = deps.clock.now();
+  await tx.query(
+    `UPDATE calls SET pending_transcript = $2, pending_transcript_language = $3, processing_state = 'queued',
+            updated_at = $4
+      WHERE id = $1`,
+    [call.id, input.text, input.language ?? null, now],
+  );
+  await enqueueStage(tx, { organizationId: call.organization_id, callId: call.id, stage: 'analyse', now });
 }
 
 async function storedTranscript(tx: Queryable, callId: string): Promise<string | null> {
@@ -76,6 +86,11 @@ export async function storeAnalysis(
     now: Date;
   },
 ): Promise<void> {
+  // A voicemail (telephony: the caller alone, <Record>) is one-sided: never a follow-up draft.
+  const voicemail = await tx.query<{ voicemail: boolean }>('SELECT voicemail FROM calls WHERE id = $1', [
+    a.callId,
+  ]);
+  const followup = voicemail.rows[0]?.voicemail ? null : a.followup;
   await tx.query(
     `INSERT INTO call_analyses (call_id, organization_id, transcript_original, language, analysis, followup_email,
        created_at, updated_at)
@@ -84,9 +99,9 @@ export async function storeAnalysis(
       a.callId,
       a.organizationId,
       a.transcriptOriginal,
-      a.analysis.detected_language ?? a.followup?.language ?? null,
+      a.analysis.detected_language ?? followup?.language ?? null,
       JSON.stringify(a.analysis),
-      a.followup ? JSON.stringify(a.followup) : null,
+      followup ? JSON.stringify(followup) : null,
       a.now,
     ],
   );
@@ -98,79 +113,26 @@ export async function storeAnalysis(
   );
 }
 
-/** Analyses one queued transcript and completes the call if it is ready. Returns true when it stored it. */
-export async function processTranscript(deps: Deps, callId: string, analyzer: Analyzer): Promise<boolean> {
-  const call = await findIngestCall(deps.db, callId);
-  if (!call || call.erased_at || call.processing_state !== 'queued' || call.pending_transcript === null)
-    return false;
-  const text = call.pending_transcript;
-  const result = await analyzer.analyze({
-    transcript: text,
-    direction: call.direction,
-    language: call.pending_transcript_language,
-    organization: { name: call.org_name, language: call.org_language },
-  });
-  return deps.db.transaction(async (tx) => {
-    const fresh = await findIngestCall(tx, callId, { forUpdate: true });
-    if (
-      !fresh ||
-      fresh.erased_at ||
-      fresh.processing_state !== 'queued' ||
-      fresh.pending_transcript !== text
-    ) {
-      return false;
-    }
-    await storeAnalysis(tx, {
-      callId: fresh.id,
-      organizationId: fresh.organization_id,
-      transcriptOriginal: text,
-      analysis: result.analysis,
-      followup: result.followup,
-      now: deps.clock.now(),
-    });
-    await completeIfReady(tx, deps, fresh.id);
-    return true;
-  });
-}
-
 /**
- * The worker's sweep: analyses transcripts left queued (older than minAgeMs, so an in-process run is
- * not duplicated), and completes processed calls whose recording has been pending longer than
- * RECORDING_WAIT_MS. Each call is its own transaction; one failure does not stop the others.
+ * After an analysis was stored (in the same transaction): the completion events go out now when the
+ * recording has settled; otherwise the complete stage waits for the recording, up to
+ * RECORDING_WAIT_MS after the analysis (./jobs/stages/complete.ts), and a recording stored,
+ * refused or deleted meanwhile completes the call in its own transaction.
  */
-export async function processQueuedTranscripts(
-  deps: Deps,
-  opts: { analyzer?: Analyzer; minAgeMs?: number } = {},
-): Promise<{ analysed: number; completed: number }> {
-  const analyzer = opts.analyzer ?? ruleBasedAnalyzer();
-  const now = deps.clock.now().getTime();
-  const queued = await deps.db.query<{ id: string }>(
-    `SELECT id FROM calls WHERE processing_state = 'queued' AND erased_at IS NULL AND updated_at <= $1
-      ORDER BY updated_at LIMIT ${BATCH}`,
-    [new Date(now - (opts.minAgeMs ?? QUEUE_TAKEOVER_MS))],
-  );
-  let analysed = 0;
-  for (const { id } of queued.rows) {
-    try {
-      if (await processTranscript(deps, id, analyzer)) analysed++;
-    } catch (err) {
-      deps.log.error({ err, callId: id }, 'transcript analysis failed; it stays queued');
-    }
-  }
-  const overdue = await deps.db.query<{ id: string }>(
-    `SELECT c.id FROM calls c JOIN call_analyses a ON a.call_id = c.id
-      WHERE c.processing_state = 'processed' AND c.completion_emitted_at IS NULL AND c.erased_at IS NULL
-        AND a.created_at <= $1
-      ORDER BY a.created_at LIMIT ${BATCH}`,
-    [new Date(now - RECORDING_WAIT_MS)],
-  );
-  let completed = 0;
-  for (const { id } of overdue.rows) {
-    try {
-      if (await deps.db.transaction((tx) => completeIfReady(tx, deps, id, { force: true }))) completed++;
-    } catch (err) {
-      deps.log.error({ err, callId: id }, 'completing a call without its recording failed');
-    }
-  }
-  return { analysed, completed };
+export async function settleCompletion(
+  tx: Queryable,
+  deps: Pick<Deps, 'clock' | 'config' | 'keys'>,
+  call: Pick<IngestCall, 'id' | 'organization_id'>,
+): Promise<void> {
+  const now = deps.clock.now();
+  const emitted = await completeIfReady(tx, deps, call.id);
+  await enqueueStage(tx, {
+    organizationId: call.organization_id,
+    callId: call.id,
+    stage: 'complete',
+    now,
+    ...(emitted
+      ? { state: 'succeeded' }
+      : { state: 'waiting', at: new Date(now.getTime() + RECORDING_WAIT_MS) }),
+  });
 }

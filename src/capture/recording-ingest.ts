@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import { MESSAGES, recordingAvailability } from '../domain/recording-availability.ts';
 import { AppError } from '../errors.ts';
@@ -9,6 +10,7 @@ import { capped, MAX_RECORDING_BYTES, measureMp3 } from '../recordings/measure.t
 import { recordingReadyData, recordingReadyFactKey } from '../webhooks/outbox/event-data/recording.ts';
 import { emitEvent } from '../webhooks/outbox/outbox.ts';
 import { completeIfReady } from './completion.ts';
+import { enqueueStage } from './jobs/enqueue.ts';
 
 /**
  * Audio may be stored for a call unless that would contradict an answer the service already gave:
@@ -33,7 +35,8 @@ function assertAcceptsAudio(call: RecordingCall | null): asserts call is Recordi
  * PUT /admin/v1/calls/{id}/recording: streams the body into a fresh blob (one per upload, so a bad
  * re-upload never destroys a good file), measures its duration from the stored frames, then in ONE
  * transaction marks the recording available, emits call.recording.ready and runs the capture
- * pipeline's completion step (a processed call waiting for its audio completes). The previous blob of a
+ * pipeline's completion step (a processed call waiting for its audio completes) — or, for a call
+ * without a transcript, queues its transcription. The previous blob of a
  * re-upload is deleted after the commit; the new one is deleted whenever the upload does not commit.
  */
 export async function storeRecording(
@@ -41,7 +44,8 @@ export async function storeRecording(
   callId: string,
   body: Readable,
   opts: { recordingSid?: string } = {},
-): Promise<void> {
+): Promise<{ transcriptionQueued: boolean }> {
+  let transcribe = false;
   const before = await findRecordingCall(deps.db, callId);
   assertAcceptsAudio(before);
   const key = `recordings/${before.organization_id}/${before.id}/${newId()}.mp3`;
@@ -76,6 +80,7 @@ export async function storeRecording(
       });
       // A processed call that waited for its audio completes now (call.completed with this recording).
       await completeIfReady(tx, deps, call.id);
+      transcribe = await queueTranscription(tx, deps, call.id, call.organization_id, now);
       return call.recording_key;
     });
     committed = true;
@@ -83,6 +88,29 @@ export async function storeRecording(
   } finally {
     if (!committed) await deleteBlob(deps, key);
   }
+  return { transcriptionQueued: transcribe };
+}
+
+/**
+ * Audio stored for a call without a transcript: its transcribe stage is queued in the same
+ * transaction when a speech-to-text provider is configured. With TRANSCRIPTION_PROVIDER=none the
+ * call waits for a transcript posted by an adapter (POST …/transcript), as before.
+ */
+async function queueTranscription(
+  tx: Queryable,
+  deps: Deps,
+  callId: string,
+  organizationId: string,
+  now: Date,
+): Promise<boolean> {
+  if (!deps.capture.transcription) return false;
+  const { rows } = await tx.query<{ processing_state: string }>(
+    'SELECT processing_state FROM calls WHERE id = $1',
+    [callId],
+  );
+  if (rows[0]?.processing_state !== 'none') return false;
+  await enqueueStage(tx, { organizationId, callId, stage: 'transcribe', now });
+  return true;
 }
 
 /** Best effort: a blob that cannot be deleted is logged for the operator, never surfaced to the caller. */

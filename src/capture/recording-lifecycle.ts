@@ -1,3 +1,4 @@
+import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import { MESSAGES } from '../domain/recording-availability.ts';
 import { AppError } from '../errors.ts';
@@ -20,25 +21,28 @@ function assertPresent(call: RecordingCall | null): asserts call is RecordingCal
  * deleted answers 409 CONFLICT and changes nothing. The completion step runs: the recording is settled.
  */
 export async function refuseRecording(deps: Deps, callId: string): Promise<void> {
-  await deps.db.transaction(async (tx) => {
-    const call = await findRecordingCall(tx, callId, { forUpdate: true });
-    assertPresent(call);
-    if (call.recording_state === 'available' || call.recording_state === 'deleted') {
-      throw new AppError(
-        'CONFLICT',
-        `The call's recording is already ${call.recording_state}; a refusal can only precede the audio.`,
-      );
-    }
-    const next = call.direction === 'inbound' ? 'refused' : 'not_captured';
-    if (call.recording_state === next) return;
-    await tx.query(`UPDATE calls SET recording_state = $2, updated_at = $3 WHERE id = $1`, [
-      call.id,
-      next,
-      deps.clock.now(),
-    ]);
-    // The recording is settled: a processed call that waited for it completes now, without audio.
-    await completeIfReady(tx, deps, call.id);
-  });
+  await deps.db.transaction((tx) => refuseRecordingIn(tx, deps, callId));
+}
+
+/** refuseRecording inside the caller's transaction (a telephony callback claims itself in the same one). */
+export async function refuseRecordingIn(tx: Queryable, deps: Deps, callId: string): Promise<void> {
+  const call = await findRecordingCall(tx, callId, { forUpdate: true });
+  assertPresent(call);
+  if (call.recording_state === 'available' || call.recording_state === 'deleted') {
+    throw new AppError(
+      'CONFLICT',
+      `The call's recording is already ${call.recording_state}; a refusal can only precede the audio.`,
+    );
+  }
+  const next = call.direction === 'inbound' ? 'refused' : 'not_captured';
+  if (call.recording_state === next) return;
+  await tx.query(`UPDATE calls SET recording_state = $2, updated_at = $3 WHERE id = $1`, [
+    call.id,
+    next,
+    deps.clock.now(),
+  ]);
+  // The recording is settled: a processed call that waited for it completes now, without audio.
+  await completeIfReady(tx, deps, call.id);
 }
 
 /**

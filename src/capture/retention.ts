@@ -2,6 +2,7 @@ import type { Deps } from '../deps.ts';
 import { AppError } from '../errors.ts';
 import { eraseCall } from './deletion.ts';
 import { deleteRecording } from './recording-lifecycle.ts';
+import { deleteRecordingAtProvider, undeletedProviderRecordings } from './telephony/provider-recordings.ts';
 
 /** Calls read per query. A run keeps reading batches while they come back full. */
 const SWEEP_BATCH = 200;
@@ -15,6 +16,8 @@ const MAX_BATCHES_PER_RUN = 50;
 export interface RetentionResult {
   erased: number;
   recordingsDeleted: number;
+  /** recordings deleted at the telephony provider on a retry (the provider was unreachable before) */
+  providerRecordingsDeleted: number;
 }
 
 /**
@@ -24,6 +27,10 @@ export interface RetentionResult {
  * 2. An organization with `retention_days` keeps audio that long: older recordings are deleted
  *    (call.recording.deleted, reason retention_expired; recording-url answers 410 RECORDING_DELETED).
  *    The call's metadata and analysis stay.
+ * 3. A recording that is deleted here but whose deletion at the telephony provider failed (an
+ *    erasure does not wait for the provider) is deleted there again.
+ * Recordings of telephony calls are deleted at the provider (Twilio's DELETE) before they are
+ * deleted here; the provider's 404 makes deletion_kind provider_404.
  * Each call is handled in its own transaction by the same functions the operator API uses, so a
  * failure on one call never blocks the others. Several workers may sweep at once: a call erased by
  * another one between the read and the lock is skipped, not reported as a failure.
@@ -35,7 +42,7 @@ export async function runRetentionSweep(
   const now = deps.clock.now();
   const batch = opts.batch ?? SWEEP_BATCH;
   const maxBatches = opts.maxBatches ?? MAX_BATCHES_PER_RUN;
-  const result: RetentionResult = { erased: 0, recordingsDeleted: 0 };
+  const result: RetentionResult = { erased: 0, recordingsDeleted: 0, providerRecordingsDeleted: 0 };
 
   result.erased = await inBatches(batch, maxBatches, async (skip) => {
     const due = await deps.db.query<{ id: string }>(
@@ -65,12 +72,26 @@ export async function runRetentionSweep(
       return {
         ids: old.rows.map((r) => r.id),
         handle: (id) =>
-          attempt(deps, id, 'retention', () =>
-            deleteRecording(deps, id, { deletionKind: 'hard_deleted', reason: 'retention_expired' }),
-          ),
+          attempt(deps, id, 'retention', async () => {
+            // At the provider first: its 404 is told as provider_404; its outage leaves the audio for the next run.
+            const atProvider = await deleteRecordingAtProvider(deps, id);
+            await deleteRecording(deps, id, {
+              deletionKind: atProvider === 'not_found' ? 'provider_404' : 'hard_deleted',
+              reason: 'retention_expired',
+            });
+          }),
       };
     });
   }
+
+  // 3. Provider deletions that failed when an erasure went ahead without them.
+  result.providerRecordingsDeleted = await inBatches(batch, maxBatches, async (skip) => ({
+    ids: await undeletedProviderRecordings(deps, batch, skip),
+    handle: (id) =>
+      attempt(deps, id, 'provider recording', async () => {
+        await deleteRecordingAtProvider(deps, id);
+      }),
+  }));
   return result;
 }
 

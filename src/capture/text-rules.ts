@@ -1,8 +1,15 @@
+import * as chrono from 'chrono-node';
+import { type CountryCode, findPhoneNumbersInText, isSupportedCountry } from 'libphonenumber-js';
+
 /**
- * The built-in analyzer's extraction rules: small regular expressions over what the customer said,
- * in English with a few German, French and Spanish phrasings. Each returns null when nothing fits.
- * They are heuristics, honest about it: a real (LLM) provider replaces the whole analyzer.
+ * The built-in analyzer's extraction rules over what the customer said. Where a library does the
+ * job better than a hand rule it is used: chrono-node for dates and times (in the call's language),
+ * libphonenumber-js for phone numbers. The rest are small regular expressions, in English with a few
+ * German, French and Spanish phrasings. Each returns null when nothing fits. They are heuristics,
+ * honest about it: a model provider (ANALYSIS_PROVIDER=openai) replaces the whole analyzer.
  */
+
+type Chrono = typeof chrono.casual;
 
 const NAME = String.raw`(\p{Lu}[\p{L}'’-]+(?:\s+\p{Lu}[\p{L}'’-]+){0,2})`;
 const NAME_LEADS = [
@@ -75,8 +82,55 @@ const DATE_RE = new RegExp(
   'iu',
 );
 
-export function extractPreferredDate(text: string): string | null {
+/** chrono-node's parser per ISO 639-1 language (chrono.en is the casual English one). */
+const CHRONO: Record<string, Chrono> = {
+  en: chrono.casual,
+  de: chrono.de.casual,
+  fr: chrono.fr.casual,
+  es: chrono.es.casual,
+  it: chrono.it.casual,
+  nl: chrono.nl.casual,
+  pt: chrono.pt.casual,
+  sv: chrono.sv.casual,
+  fi: chrono.fi.casual,
+  ru: chrono.ru.casual,
+  uk: chrono.uk.casual,
+  ja: chrono.ja.casual,
+  zh: chrono.zh.casual,
+  vi: chrono.vi.casual,
+  id: chrono.id.casual,
+};
+/** A leading preposition chrono keeps ("am Montag", "on Friday"): the date is what follows. */
+const LEADING_PREPOSITION = /^(?:on|am|le|el)\s+/i;
+
+/**
+ * The first date or time the text mentions, as said ("tomorrow morning at 9 am", "Montag"): chrono-node
+ * in the call's language, then in English, then the small phrase list above for what chrono leaves
+ * out ("end of the week"). The phrase is kept as spoken: the call's date is not known here, and
+ * "tomorrow" means nothing to a CRM without it.
+ */
+export function extractPreferredDate(text: string, language: string | null = null): string | null {
+  const parsers = [...new Set([language && CHRONO[language], CHRONO.en].filter((p): p is Chrono => !!p))];
+  for (const parser of parsers) {
+    const found = parser
+      .parse(text)[0]
+      ?.text.trim()
+      .replace(/[,.;:]+$/, '');
+    if (found) return found.replace(LEADING_PREPOSITION, '');
+  }
   return DATE_RE.exec(text)?.[0].trim() ?? null;
+}
+
+/**
+ * Phone numbers the customer said ("call me on (415) 555-2671"), in international format, at most
+ * three: libphonenumber-js reads national numbers in `country`'s format and international ones
+ * anywhere. Without a country only numbers said with their + prefix are found.
+ */
+export function extractPhoneNumbers(text: string, country: string | null = null): string[] {
+  const region =
+    country && isSupportedCountry(country.toUpperCase()) ? (country.toUpperCase() as CountryCode) : undefined;
+  const found = findPhoneNumbersInText(text, region ? { defaultCountry: region } : {});
+  return [...new Set(found.map((f) => f.number.formatInternational()))].slice(0, 3);
 }
 
 const ADDRESS_RES = [

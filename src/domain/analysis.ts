@@ -8,7 +8,7 @@ import { z } from 'zod';
  * to be absent). The REST Call shows only an allowlist of it (caller_name, summary, service_needed,
  * followup_email).
  */
-export interface ProcessedAnalysis {
+export type ProcessedAnalysis = {
   caller_name: string | null;
   summary: string | null;
   /** one-line title, at most SUBJECT_MAX characters */
@@ -27,13 +27,13 @@ export interface ProcessedAnalysis {
   counterparty_name: string | null;
   detected_language?: string;
   proposal_items: ProposalItem[] | null;
-}
+};
 
 /** Element of proposal_items (shape not fixed by the spec): a suggested follow-up or decision. */
-export interface ProposalItem {
+export type ProposalItem = {
   kind: string;
   text: string;
-}
+};
 
 /** A follow-up e-mail draft (call_analyses.followup_email); the service never sends it. */
 export interface FollowupDraft {
@@ -45,6 +45,55 @@ export interface FollowupDraft {
 export const SUBJECT_MAX = 80;
 export const LEAD_SCORE_MIN = 1;
 export const LEAD_SCORE_MAX = 10;
+
+const mayAppear = <T extends z.ZodType>(schema: T, description: string) =>
+  schema.optional().describe(`May appear (absent on older analyses). ${description}`);
+
+/**
+ * The public contract of transcript_processed in webhook events (spec "Processed call analysis"):
+ * the single source of the event catalogue (OpenAPI `webhooks`) and of the SDK's ProcessedAnalysis
+ * type (test/contracts keeps the SDK equal to it). Looser than ProcessedAnalysis above, which is
+ * what this server writes: the "may appear" keys are optional and unknown extra keys are allowed, as
+ * the spec promises receivers. ProcessedAnalysis must stay assignable to it (the builders check).
+ */
+export const processedAnalysisSchema = z
+  .looseObject({
+    caller_name: z.string().nullable().describe("The caller's name, if given."),
+    summary: z.string().nullable().describe('A short paragraph.'),
+    subject: z.string().nullable().describe(`One-line title, up to ${SUBJECT_MAX} characters.`),
+    service_needed: z.string().nullable().describe('What the caller asked for.'),
+    services_match: z.boolean().nullable().describe('Whether the request matches the offered services.'),
+    lead_score: z.number().min(LEAD_SCORE_MIN).max(LEAD_SCORE_MAX).nullable().describe('1 to 10.'),
+    preferred_date: z.string().nullable().describe('A date or time mentioned.'),
+    client_city: z.string().nullable(),
+    client_address: z.string().nullable().describe('Street address, if mentioned.'),
+    additional_details: z.string().nullable(),
+    caller_location: mayAppear(z.string().nullable(), 'A geographic reference detected in the call.'),
+    client_country: mayAppear(z.string().nullable(), 'The client’s country.'),
+    counterparty_name: mayAppear(
+      z.string().nullable(),
+      'The other party’s name; only for outbound calls and live calls the service silently listens to.',
+    ),
+    detected_language: z
+      .string()
+      .optional()
+      .describe('Language code (en, pt-BR); the key is absent when no language was detected.'),
+    proposal_items: mayAppear(
+      z
+        .array(
+          z
+            .looseObject({ kind: z.string(), text: z.string() })
+            .describe('A suggested follow-up or decision extracted from the call.'),
+        )
+        .nullable(),
+      'Suggested follow-ups and decisions.',
+    ),
+  })
+  .describe(
+    'The processed call analysis. Every field is null when the call did not contain the information; unknown ' +
+      'extra fields may appear and must be treated as optional.',
+  );
+export type ProcessedAnalysisContract = z.output<typeof processedAnalysisSchema>;
 
 /** Cuts text to max characters at a word boundary, ending with an ellipsis when cut. */
 export function truncate(text: string, max: number): string {

@@ -19,6 +19,7 @@ import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helper
 import { engine } from '../helpers/db.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { admin } from '../helpers/http.ts';
+import { settleJobs } from '../helpers/jobs.ts';
 import { type Handler, type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { emit, insertSubscription, worker } from '../helpers/webhooks.ts';
 
@@ -92,6 +93,8 @@ async function reportCall(orgId: string, p: Person, opts: { audio?: boolean } = 
   });
   assert.equal(res.statusCode, 201, res.body);
   const id: string = res.json().call_id;
+  // the transcript is analysed by the processing jobs right after the response
+  await settleJobs(h.deps);
   if (opts.audio) {
     const key = `recordings/${orgId}/${id}/a.mp3`;
     await h.deps.store.put(key, Readable.from([Buffer.from('ID3 audio')]));

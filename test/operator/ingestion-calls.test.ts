@@ -5,6 +5,7 @@ import { CALL_COMPLETED_KEYS, checkEnvelope, eventsOf, only, typesOf } from '../
 import { insertOrg, MISSING, storedCall } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { admin, errorBody, errorJson } from '../helpers/http.ts';
+import { settleJobs } from '../helpers/jobs.ts';
 
 let h: Harness;
 let orgId: string;
@@ -235,13 +236,16 @@ test('an imported, analysed call without recording completes at once with its ow
   assert.deepEqual(drafted, { call_id: id, subject: 'Your boiler', body: 'Hello Ana', language: 'en' });
 });
 
-test('an imported transcript without analysis is analysed on arrival and waits for its recording', async () => {
+test('an imported transcript without analysis is analysed right after the response and waits for its recording', async () => {
   const res = await admin(h, 'POST', `/organizations/${orgId}/calls`, {
     direction: 'inbound',
     caller_phone: '+14155552671',
     transcript_original: 'Agent: Acme.\nCaller: Hi, my name is Tom Baker. I need a gas safety check.',
   });
   const id = res.json().call_id;
+  assert.deepEqual(res.json(), { call_id: id });
+  // queued for the analyse stage in the insert's transaction, run right after the response
+  await settleJobs(h.deps);
   const a = (
     await h.db.query('SELECT transcript_original, analysis FROM call_analyses WHERE call_id = $1', [id])
   ).rows[0];

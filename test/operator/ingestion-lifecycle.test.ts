@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { processQueuedTranscripts } from '../../src/capture/pipeline.ts';
 import { T0 } from '../helpers/deps.ts';
 import {
   ATTEMPTED_KEYS,
@@ -13,6 +12,7 @@ import {
 import { insertCall, insertOrg, MISSING } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { admin, errorBody, errorJson } from '../helpers/http.ts';
+import { settleJobs } from '../helpers/jobs.ts';
 
 let h: Harness;
 let orgId: string;
@@ -271,7 +271,7 @@ test('a failure after the domain write rolls the whole transition back: no state
 test('ending without a conversation settles a processing run that was waiting for the recording', async () => {
   const id = await outboundCall();
   await admin(h, 'POST', `/calls/${id}/transcript`, { text: 'Agent: Hello? Hello?' });
-  await processQueuedTranscripts(h.deps, { minAgeMs: 0 });
+  await settleJobs(h.deps);
   assert.deepEqual(await eventsOf(h.db, id), []);
   await walk(id, ['agent_answered', 'ringing_customer', 'customer_no_answer']);
   assert.deepEqual(typesOf(await eventsOf(h.db, id)), [

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { completeIfReady, onRecordingStored, RECORDING_WAIT_MS } from '../../src/capture/completion.ts';
-import { processQueuedTranscripts } from '../../src/capture/pipeline.ts';
-import { DAY, MINUTE } from '../../src/clock.ts';
+import { DAY, SECOND } from '../../src/clock.ts';
 import { canonicalAnalysis } from '../../src/domain/analysis.ts';
 import { newId } from '../../src/ids.ts';
 import { T0 } from '../helpers/deps.ts';
@@ -17,6 +16,7 @@ import {
 import { insertCall, insertOrg, MISSING } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { admin, errorBody, errorJson } from '../helpers/http.ts';
+import { settleJobs } from '../helpers/jobs.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 let h: Harness;
@@ -164,7 +164,7 @@ test('a call whose audio is already stored completes in the same run as its anal
     duration: 10,
   });
   await postTranscript(id, { text: 'Caller: Just a voicemail, please leave a message.', language: 'en' });
-  await processQueuedTranscripts(h.deps, { minAgeMs: 0 });
+  await settleJobs(h.deps);
   const events = await eventsOf(h.db, id);
   // a one-sided voicemail: no draft; no tracker term: no match
   assert.deepEqual(typesOf(events), ['call.completed', 'call.transcribed']);
@@ -182,20 +182,20 @@ test('a trashed call completes without a recording link', async () => {
     trashedAt: new Date(T0),
   });
   await postTranscript(id);
-  await processQueuedTranscripts(h.deps, { minAgeMs: 0 });
+  await settleJobs(h.deps);
   assert.equal(only(await eventsOf(h.db, id), 'call.completed').envelope.data.recording_url, null);
 });
 
 test('a recording that never arrives releases call.completed after the wait, with duration 0 and no link', async () => {
   const id = await insertCall(h.db, { orgId });
   await postTranscript(id);
-  await processQueuedTranscripts(h.deps, { minAgeMs: 0 });
+  await settleJobs(h.deps);
   assert.equal(await state(id), 'processed');
   h.clock.advance(RECORDING_WAIT_MS - 1000);
-  assert.deepEqual(await processQueuedTranscripts(h.deps), { analysed: 0, completed: 0 });
+  await settleJobs(h.deps);
   assert.deepEqual(await eventsOf(h.db, id), []);
   h.clock.advance(1000);
-  assert.deepEqual(await processQueuedTranscripts(h.deps), { analysed: 0, completed: 1 });
+  await settleJobs(h.deps);
   const events = await eventsOf(h.db, id);
   const created = new Date(Date.parse(T0) + RECORDING_WAIT_MS).toISOString();
   const data = checkEnvelope(only(events, 'call.completed'), {
@@ -214,7 +214,7 @@ test('a refused or never-captured recording does not hold the run back', async (
   for (const recordingState of ['refused', 'not_captured'] as const) {
     const id = await insertCall(h.db, { orgId, recordingState });
     await postTranscript(id);
-    await processQueuedTranscripts(h.deps, { minAgeMs: 0 });
+    await settleJobs(h.deps);
     assert.equal(only(await eventsOf(h.db, id), 'call.completed').envelope.data.duration, 0, recordingState);
   }
 });
@@ -266,23 +266,32 @@ test('bad transcript bodies are a 400 naming the field; unknown and erased calls
   }
 });
 
-test('a transcript left queued by a crash is healed by the worker, which leaves fresh ones to their in-process run', async () => {
+test('an analysis run that fails inside its transaction keeps nothing and is retried by a runner after its backoff', async () => {
   const id = await insertCall(h.db, { orgId, recordingState: 'not_captured' });
   const restore = await failEventsOfType(h.db, 'call.transcribed');
   try {
     await postTranscript(id);
-    // the in-process run fails inside its transaction: nothing of it is kept
-    await new Promise((r) => setTimeout(r, 50));
+    // the in-process run fails inside its transaction: nothing of it is kept, the job is rescheduled
+    await waitFor(
+      async () =>
+        (
+          await h.db.query(
+            `SELECT 1 FROM processing_jobs WHERE call_id = $1 AND stage = 'analyse' AND last_error IS NOT NULL`,
+            [id],
+          )
+        ).rowCount === 1,
+      'the failed run',
+    );
     assert.equal(await state(id), 'queued');
     assert.equal((await h.db.query('SELECT 1 FROM call_analyses WHERE call_id = $1', [id])).rowCount, 0);
     assert.deepEqual(await eventsOf(h.db, id), []);
   } finally {
     await restore();
   }
-  assert.deepEqual(await processQueuedTranscripts(h.deps), { analysed: 0, completed: 0 });
-  h.clock.advance(2 * MINUTE);
-  const r = await processQueuedTranscripts(h.deps);
-  assert.equal(r.analysed, 1);
+  await settleJobs(h.deps);
+  assert.equal(await state(id), 'queued', 'not before its backoff');
+  h.clock.advance(15 * SECOND);
+  await settleJobs(h.deps);
   assert.equal(await state(id), 'processed');
   assert.ok(typesOf(await eventsOf(h.db, id)).includes('call.completed'));
   h.clock.set(T0);
@@ -291,7 +300,7 @@ test('a transcript left queued by a crash is healed by the worker, which leaves 
 test('a rolled-back completion leaves no event and can run again', async () => {
   const id = await insertCall(h.db, { orgId });
   await postTranscript(id);
-  await processQueuedTranscripts(h.deps, { minAgeMs: 0 });
+  await settleJobs(h.deps);
   await h.db.query(`UPDATE calls SET recording_state = 'available', duration = 5 WHERE id = $1`, [id]);
   await assert.rejects(
     h.db.transaction(async (tx) => {
@@ -310,7 +319,7 @@ test('the follow-up draft falls back to the account language when the call’s l
   await h.db.query(`UPDATE organizations SET language = 'de' WHERE id = $1`, [de.orgId]);
   const id = await insertCall(h.db, { orgId: de.orgId, recordingState: 'not_captured' });
   await postTranscript(id, { text: 'Agent: 42.\nCaller: Hauptstraße 12, München.' });
-  await processQueuedTranscripts(h.deps, { minAgeMs: 0 });
+  await settleJobs(h.deps);
   const drafted = only(await eventsOf(h.db, id), 'call.followup_email.drafted').envelope.data;
   assert.equal(drafted.language, 'de');
   const tp = only(await eventsOf(h.db, id), 'call.completed').envelope.data.transcript_processed as object;

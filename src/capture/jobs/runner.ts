@@ -1,0 +1,334 @@
+/**
+ * The processing job runner (docs/capture.md "Processing jobs"). Several may run, in one or many
+ * processes, against one database: the claim (FOR UPDATE SKIP LOCKED + lease, ./sql/claim-jobs.ts)
+ * gives each job to one runner at a time, a running job's lease is renewed every third of its
+ * length, and a dead worker's job is due again when its lease runs out. Every write of a run is
+ * fenced by the lease (./sql/finish-job.ts lockRun): a run that lost its lease writes nothing.
+ *
+ * Two ways in:
+ * - the worker role: start() LISTENs on processing_jobs (an enqueue notifies at commit) and polls
+ *   every POLL_INTERVAL_MS for retries falling due and expired leases; up to `concurrency` jobs run
+ *   at once;
+ * - the API process: soon(callId) runs the call's due jobs right after the response that enqueued
+ *   them (single-process latency stays low); it claims like any runner, so it never runs a job
+ *   another runner holds.
+ *
+ * Time rules read deps.clock only: tests drive a fake clock and call drain().
+ */
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../../db/types.ts';
+import type { Deps } from '../../deps.ts';
+import { ProviderError } from '../../domain/capture-providers.ts';
+import { type FailureKind, retryVerdict } from '../../domain/processing-retry.ts';
+import { processingJobRuns } from '../../observability/metrics.ts';
+import { JOBS_CHANNEL } from './enqueue.ts';
+import { operatorMessage } from './error-message.ts';
+import { claimJobs, extendLease, releaseJob } from './sql/claim-jobs.ts';
+import {
+  countOutcome as countOutcomeRow,
+  finishJob,
+  type JobOutcome,
+  LeaseLost,
+  lockRun,
+  rescheduleJob,
+} from './sql/finish-job.ts';
+import { type ClaimedJob, STAGES, type Stage, type StageHandlers, type StageOutcome } from './types.ts';
+
+/** A claimed job is this runner's for 5 minutes, renewed while it runs (a long transcription takes minutes). */
+export const LEASE_MS = 5 * 60_000;
+/** Poll for retries that fell due and for expired leases (notifications cover new work). */
+export const POLL_INTERVAL_MS = 1_000;
+
+export interface JobRunnerOptions {
+  handlers: StageHandlers;
+  /** jobs running at once (PROCESSING_CONCURRENCY) */
+  concurrency?: number;
+  leaseMs?: number;
+  pollIntervalMs?: number;
+  /** lease_owner written on claimed rows; random by default */
+  owner?: string;
+  /** jitter source, [0, 1) */
+  random?: () => number;
+}
+
+export interface JobRunner {
+  readonly owner: string;
+  /** LISTEN + poll until stop(). */
+  start(): Promise<void>;
+  /** Stops claiming and waits for the jobs running. */
+  stop(): Promise<void>;
+  /** Runs the due jobs of one call in the background, one after another (the API process after a 202). */
+  soon(callId: string): void;
+  /** Runs the due jobs of one call now, one after another; returns how many ran. */
+  runCall(callId: string): Promise<number>;
+  /** One claim of due jobs (up to `concurrency`) and their runs; returns how many ran. */
+  runOnce(): Promise<number>;
+  /** runOnce until nothing is due at the current clock; returns how many ran. */
+  drain(): Promise<number>;
+}
+
+export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
+  const owner = opts.owner ?? `jobs-${randomUUID()}`;
+  const concurrency = Math.max(1, opts.concurrency ?? deps.config.PROCESSING_CONCURRENCY);
+  const leaseMs = opts.leaseMs ?? LEASE_MS;
+  const random = opts.random ?? Math.random;
+  const stages = STAGES.filter((s) => opts.handlers[s] !== undefined);
+  const running = new Set<Promise<unknown>>();
+  const stopping = new AbortController();
+  let started = false;
+  let claiming = false;
+  let wakeAgain = false;
+  let timer: NodeJS.Timeout | undefined;
+  let unlisten: (() => Promise<void>) | undefined;
+
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    running.add(p);
+    p.finally(() => running.delete(p)).catch(() => {});
+    return p;
+  };
+
+  async function claim(limit: number, callId: string | null): Promise<ClaimedJob[]> {
+    const now = deps.clock.now();
+    return claimJobs(deps.db, {
+      now,
+      limit,
+      owner,
+      leaseUntil: new Date(now.getTime() + leaseMs),
+      stages,
+      callId,
+    });
+  }
+
+  /** One run of one claimed job: the handler, then its outcome written under the lease. */
+  async function run(job: ClaimedJob): Promise<void> {
+    const handler = opts.handlers[job.stage]!;
+    const lease = new AbortController();
+    const signal = AbortSignal.any([lease.signal, stopping.signal]);
+    const renew = setInterval(() => {
+      const now = deps.clock.now();
+      extendLease(deps.db, {
+        id: job.id,
+        owner,
+        attempts: job.attempts,
+        leaseUntil: new Date(now.getTime() + leaseMs),
+        now,
+      }).then(
+        (mine) => {
+          if (!mine) lease.abort(new LeaseLost(job));
+        },
+        (err: Error) => deps.log.warn({ err: err.message, jobId: job.id }, 'processing lease renewal failed'),
+      );
+    }, leaseMs / 3);
+    let outcome: StageOutcome | { kind: 'error'; err: unknown };
+    try {
+      outcome = await handler({ deps, job, signal });
+    } catch (err) {
+      outcome = { kind: 'error', err };
+    } finally {
+      clearInterval(renew);
+    }
+    if (outcome.kind === 'error' && stopping.signal.aborted) {
+      // Interrupted by stop(), not failed: handed back at once, the run not counted.
+      await releaseJob(deps.db, { job, owner, now: deps.clock.now() }).catch(() => {});
+      return;
+    }
+    try {
+      await write(job, outcome);
+    } catch (err) {
+      if (err instanceof LeaseLost) {
+        deps.log.warn({ jobId: job.id, stage: job.stage, callId: job.callId }, err.message);
+        return;
+      }
+      // The stage's own write failed (a database error, a constraint): a retryable failure of the run.
+      try {
+        await write(job, { kind: 'error', err });
+      } catch (again) {
+        deps.log.error(
+          { err: (again as Error).message, jobId: job.id, stage: job.stage },
+          'processing job outcome not written; the job runs again when its lease expires',
+        );
+      }
+    }
+  }
+
+  /**
+   * Writes a run's outcome under its lease and counts it twice: in the database, in the same
+   * transaction (processing_job_outcomes: the fleet-wide callcap_processing_job_outcomes_total), and
+   * after the commit in this process's prom-client counter callcap_processing_job_runs_total.
+   */
+  async function write(job: ClaimedJob, outcome: StageOutcome | { kind: 'error'; err: unknown }) {
+    let counted: JobOutcome | null = null;
+    const countOutcome = async (tx: Queryable, stage: Stage, o: JobOutcome) => {
+      await countOutcomeRow(tx, stage, o);
+      counted = o;
+    };
+    await deps.db.transaction(async (tx) => {
+      await lockRun(tx, job, owner);
+      const now = deps.clock.now();
+      switch (outcome.kind) {
+        case 'succeeded':
+          await outcome.write?.(tx);
+          await finishJob(tx, { id: job.id, state: 'succeeded', error: null, errorKind: null, now });
+          await countOutcome(tx, job.stage, 'done');
+          return;
+        case 'waiting':
+          await rescheduleJob(tx, { id: job.id, kind: 'wait', at: outcome.until, now });
+          await countOutcome(tx, job.stage, 'wait');
+          return;
+        case 'cancelled':
+          await finishJob(tx, {
+            id: job.id,
+            state: 'cancelled',
+            error: outcome.reason,
+            errorKind: null,
+            now,
+          });
+          await countOutcome(tx, job.stage, 'cancelled');
+          return;
+        case 'needs_review':
+          await outcome.write?.(tx);
+          await finishJob(tx, {
+            id: job.id,
+            state: 'needs_review',
+            error: operatorMessage(outcome.message),
+            errorKind: 'invalid_output',
+            now,
+          });
+          await countOutcome(tx, job.stage, 'needs_review');
+          return;
+        case 'error': {
+          const { kind, message, retryAfterMs } = describe(outcome.err);
+          const v = retryVerdict({
+            kind,
+            attempts: job.attempts,
+            maxAttempts: deps.config.PROCESSING_MAX_ATTEMPTS,
+            retryAfterMs,
+            random: random(),
+          });
+          if (v.verdict === 'retry') {
+            const at = new Date(now.getTime() + v.delayMs);
+            await rescheduleJob(tx, { id: job.id, kind: 'retry', at, error: message, errorKind: kind, now });
+            await countOutcome(tx, job.stage, 'retry');
+          } else {
+            const state = v.verdict === 'needs_review' ? 'needs_review' : 'failed';
+            await finishJob(tx, { id: job.id, state, error: message, errorKind: kind, now });
+            await countOutcome(tx, job.stage, state);
+            deps.log.warn(
+              { callId: job.callId, stage: job.stage, attempts: job.attempts, kind },
+              `processing stage ${state}; GET /admin/v1/calls/{id}/processing shows why, POST …/reprocess runs it again`,
+            );
+          }
+          return;
+        }
+      }
+    });
+    if (counted) processingJobRuns.inc({ stage: job.stage, outcome: counted });
+  }
+
+  async function runCall(callId: string): Promise<number> {
+    let n = 0;
+    for (;;) {
+      const [job] = await claim(1, callId);
+      if (!job) return n;
+      await run(job);
+      n++;
+    }
+  }
+
+  async function runOnce(): Promise<number> {
+    const jobs = await claim(concurrency - running.size, null);
+    await Promise.all(jobs.map((j) => track(run(j))));
+    return jobs.length;
+  }
+
+  /** Claims up to the free slots and starts the runs; each finished run claims again. */
+  async function pump(): Promise<void> {
+    if (claiming) {
+      wakeAgain = true;
+      return;
+    }
+    claiming = true;
+    try {
+      do {
+        wakeAgain = false;
+        const free = concurrency - running.size;
+        if (free <= 0) break;
+        const jobs = await claim(free, null);
+        for (const job of jobs) {
+          // run() handles its own failures; the catch only keeps a bug from becoming an unhandled rejection
+          track(run(job))
+            .catch((err: Error) =>
+              deps.log.error({ err: err?.message, jobId: job.id }, 'processing run crashed'),
+            )
+            .finally(() => {
+              if (started) kick();
+            });
+        }
+        if (jobs.length === free) wakeAgain = true;
+      } while (started && wakeAgain);
+    } catch (err) {
+      deps.log.error(
+        { err: (err as Error).message },
+        'processing job claim failed; retrying at the next poll',
+      );
+    } finally {
+      claiming = false;
+    }
+  }
+
+  function kick(): void {
+    if (started) void pump();
+  }
+
+  return {
+    owner,
+    async start() {
+      if (started) return;
+      started = true;
+      unlisten = await deps.db.listen(JOBS_CHANNEL, () => kick(), { onReconnect: kick, log: deps.log });
+      timer = setInterval(kick, opts.pollIntervalMs ?? POLL_INTERVAL_MS);
+      kick();
+    },
+    async stop() {
+      started = false;
+      if (timer) clearInterval(timer);
+      await unlisten?.();
+      stopping.abort(new Error('the job runner is stopping'));
+      while (running.size > 0) await Promise.allSettled([...running]);
+    },
+    soon(callId) {
+      if (stopping.signal.aborted) return;
+      track(
+        new Promise<void>((resolve) => setImmediate(resolve))
+          .then(() => runCall(callId))
+          .catch((err: Error) =>
+            deps.log.error({ err: err.message, callId }, 'processing run failed; a worker picks the job up'),
+          ),
+      );
+    },
+    runCall: (callId) => track(runCall(callId)),
+    runOnce,
+    async drain() {
+      let total = 0;
+      for (;;) {
+        const n = await runOnce();
+        if (n === 0) return total;
+        total += n;
+      }
+    },
+  };
+}
+
+/** A thrown error as the runner's retry rule sees it. Anything but a ProviderError is retryable. */
+function describe(err: unknown): { kind: FailureKind; message: string; retryAfterMs?: number } {
+  if (err instanceof ProviderError) {
+    return {
+      kind: err.kind,
+      message: operatorMessage(`${err.provider}: ${err.message}`),
+      retryAfterMs: err.retryAfterMs,
+    };
+  }
+  return { kind: 'retryable', message: operatorMessage((err as Error)?.message ?? String(err)) };
+}
+
+export type { Stage };

@@ -1,0 +1,84 @@
+import type { Queryable } from '../../../db/types.ts';
+import { ProviderError } from '../../../domain/capture-providers.ts';
+import { isUuid } from '../../../ids.ts';
+import { recordingChannels } from '../../../recordings/channels.ts';
+import { lockLiveCall } from '../../call-record.ts';
+import { queueTranscript } from '../../pipeline.ts';
+import type { StageHandler } from '../types.ts';
+
+interface CallAudio {
+  id: string;
+  organization_id: string;
+  direction: 'inbound' | 'outbound';
+  processing_state: 'none' | 'queued' | 'processed';
+  recording_state: string;
+  recording_key: string | null;
+  recording_bytes: number | null;
+  erased_at: Date | null;
+  org_language: string;
+}
+
+/**
+ * The transcribe stage: the stored recording through deps.capture.transcription; the speaker-labelled
+ * text becomes the call's transcript (transcript_original) and queues the analyse stage. A call that
+ * got a transcript meanwhile (an adapter posted one) is left as it is. The audio is re-read from
+ * storage on each attempt, never buffered here.
+ */
+export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
+  const call = await loadCallAudio(deps.db, job.callId);
+  if (!call || call.erased_at) return { kind: 'cancelled', reason: 'the call was erased' };
+  if (call.processing_state !== 'none') return { kind: 'succeeded' };
+  const provider = deps.capture.transcription;
+  if (!provider) {
+    throw new ProviderError(
+      'none',
+      'fatal',
+      'TRANSCRIPTION_PROVIDER is none: configure a speech-to-text provider (docs/capture.md), then reprocess the call.',
+    );
+  }
+  if (call.recording_state !== 'available' || !call.recording_key) {
+    throw new ProviderError(
+      provider.name,
+      'fatal',
+      `The call's recording is ${call.recording_state === 'available' ? 'missing' : call.recording_state}; there is no audio to transcribe.`,
+    );
+  }
+  const key = call.recording_key;
+  const bytes = call.recording_bytes ?? (await deps.store.size(key)) ?? 0;
+  if (bytes > provider.maxUploadBytes) {
+    throw new ProviderError(
+      provider.name,
+      'too_large',
+      `The recording is ${bytes} bytes; ${provider.name} accepts at most ${provider.maxUploadBytes} bytes per upload (docs/capture.md).`,
+    );
+  }
+  const result = await provider.transcribe({
+    openAudio: async () => deps.store.read(key),
+    byteLength: bytes,
+    contentType: 'audio/mpeg',
+    channels: await recordingChannels(deps.store, key, bytes),
+    direction: call.direction,
+    languageHint: call.org_language,
+    signal,
+  });
+  return {
+    kind: 'succeeded',
+    write: async (tx) => {
+      const fresh = await lockLiveCall(tx, call.id);
+      if (fresh.processing_state !== 'none') return;
+      await queueTranscript(tx, deps, fresh, { text: result.text, language: result.language });
+    },
+  };
+};
+
+async function loadCallAudio(db: Queryable, callId: string): Promise<CallAudio | null> {
+  if (!isUuid(callId)) return null;
+  const { rows } = await db.query<CallAudio>(
+    `SELECT c.id, c.organization_id, c.direction, c.processing_state, c.recording_state, c.recording_key,
+            c.recording_bytes, c.erased_at, o.language AS org_language
+       FROM calls c JOIN organizations o ON o.id = c.organization_id
+      WHERE c.id = $1`,
+    [callId],
+  );
+  return rows[0] ?? null;
+}

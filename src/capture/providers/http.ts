@@ -1,0 +1,157 @@
+import type { Clock } from '../../clock.ts';
+import { ProviderError } from './types.ts';
+
+/**
+ * One HTTP exchange with a provider, classified for the job runner (types.ts ProviderError):
+ * time-out and connection errors, 429 and 5xx are `retryable` (with Retry-After honoured), any other
+ * 4xx is `fatal` with the provider's own message kept (trimmed, the key never in it), and an answer
+ * that is not JSON is `fatal`.
+ */
+
+export interface ProviderHttp {
+  provider: string;
+  timeoutMs: number;
+  clock: Clock;
+  /** secrets that must never appear in a message we keep (the API key) */
+  secrets: string[];
+}
+
+/** Longest provider message kept on an error (the operator reads it; a whole HTML page is noise). */
+const MESSAGE_MAX = 500;
+/** Longest Retry-After we take from a provider; beyond it the runner's own backoff rules. */
+const RETRY_AFTER_MAX_MS = 6 * 60 * 60 * 1000;
+
+export async function postJson(
+  h: ProviderHttp,
+  url: string,
+  init: { headers: Record<string, string>; body: RequestInit['body']; signal?: AbortSignal; duplex?: 'half' },
+): Promise<unknown> {
+  const timeout = AbortSignal.timeout(h.timeoutMs);
+  const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: init.headers,
+      body: init.body,
+      signal,
+      ...(init.duplex ? { duplex: init.duplex } : {}),
+    } as RequestInit);
+  } catch (err) {
+    throw networkError(h, err, timeout, init.signal);
+  }
+  let text: string;
+  try {
+    text = await res.text();
+  } catch (err) {
+    throw networkError(h, err, timeout, init.signal);
+  }
+  if (res.status === 429 || res.status >= 500) {
+    throw new ProviderError(
+      h.provider,
+      'retryable',
+      `${h.provider} answered ${res.status}: ${providerMessage(h, text) || res.statusText}`,
+      { status: res.status, retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), h.clock.now()) },
+    );
+  }
+  if (res.status >= 400) {
+    throw new ProviderError(
+      h.provider,
+      'fatal',
+      `${h.provider} answered ${res.status}: ${providerMessage(h, text) || res.statusText}`,
+      { status: res.status },
+    );
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ProviderError(
+      h.provider,
+      'fatal',
+      `${h.provider} answered ${res.status} with a body that is not JSON`,
+      {
+        status: res.status,
+        cause: err,
+      },
+    );
+  }
+}
+
+function networkError(
+  h: ProviderHttp,
+  err: unknown,
+  timeout: AbortSignal,
+  caller?: AbortSignal,
+): ProviderError {
+  if (caller?.aborted)
+    return new ProviderError(h.provider, 'retryable', `${h.provider} request was cancelled`, { cause: err });
+  if (timeout.aborted)
+    return new ProviderError(
+      h.provider,
+      'retryable',
+      `${h.provider} did not answer within ${h.timeoutMs} ms`,
+      {
+        cause: err,
+      },
+    );
+  const code = (err as { cause?: { code?: string } })?.cause?.code;
+  return new ProviderError(
+    h.provider,
+    'retryable',
+    `${h.provider} could not be reached${code ? ` (${code})` : ''}`,
+    { cause: err },
+  );
+}
+
+/**
+ * The human part of a provider's error body: OpenAI-style `{error:{message}}`, Deepgram's
+ * `{err_msg}` / `{message}`, a `detail` (FastAPI servers such as speaches), or the text itself —
+ * trimmed, single-spaced, at most MESSAGE_MAX characters, with any secret replaced.
+ */
+export function providerMessage(h: Pick<ProviderHttp, 'secrets'>, body: string): string {
+  let msg = body;
+  try {
+    const j = JSON.parse(body) as Record<string, unknown>;
+    const e = j.error as Record<string, unknown> | string | undefined;
+    const picked =
+      (typeof e === 'object' && e !== null && typeof e.message === 'string' && e.message) ||
+      (typeof e === 'string' && e) ||
+      (typeof j.err_msg === 'string' && j.err_msg) ||
+      (typeof j.message === 'string' && j.message) ||
+      (typeof j.detail === 'string' && j.detail) ||
+      null;
+    if (picked) msg = picked;
+  } catch {
+    // not JSON: keep the text
+  }
+  for (const s of h.secrets) if (s) msg = msg.split(s).join('[redacted]');
+  msg = msg.replace(/\s+/g, ' ').trim();
+  return msg.length > MESSAGE_MAX ? `${msg.slice(0, MESSAGE_MAX - 1)}…` : msg;
+}
+
+/**
+ * Retry-After as milliseconds from now: delta-seconds ("120") or an HTTP date; undefined when absent
+ * or unreadable; a date in the past is 0; capped at RETRY_AFTER_MAX_MS.
+ */
+export function parseRetryAfter(value: string | null | undefined, now: Date): number | undefined {
+  const v = value?.trim();
+  if (!v) return undefined;
+  let ms: number;
+  if (/^\d+$/.test(v)) ms = Number(v) * 1000;
+  else {
+    // an HTTP date ("Wed, 21 Oct 2015 07:28:00 GMT"); a bare "-1" would parse as a year
+    const at = /[a-z]/i.test(v) ? Date.parse(v) : Number.NaN;
+    if (Number.isNaN(at)) return undefined;
+    ms = Math.max(0, at - now.getTime());
+  }
+  return Math.min(ms, RETRY_AFTER_MAX_MS);
+}
+
+/** The audio exceeds the provider's upload limit: refused, never cut. */
+export function tooLarge(provider: string, bytes: number, limit: number): ProviderError {
+  return new ProviderError(
+    provider,
+    'too_large',
+    `the recording is ${bytes} bytes; ${provider} accepts at most ${limit} bytes (${(limit / 1024 / 1024).toFixed(0)} MB) per upload`,
+  );
+}

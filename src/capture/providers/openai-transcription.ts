@@ -1,0 +1,185 @@
+import { createWriteStream, openAsBlob } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Clock } from '../../clock.ts';
+import { type ProviderHttp, postJson, tooLarge } from './http.ts';
+import { labelledText, mergeSegments, whisperLanguage } from './transcript.ts';
+import {
+  ProviderError,
+  type Speaker,
+  type TranscriptionInput,
+  type TranscriptionProvider,
+  type TranscriptionResult,
+  type TranscriptSegment,
+} from './types.ts';
+import { splitStereoMp3 } from './wav.ts';
+
+/**
+ * Speech-to-text through `POST {base}/audio/transcriptions` (multipart, `response_format=verbose_json`):
+ * OpenAI, Groq, whisper.cpp's server, speaches / faster-whisper-server and vLLM all speak it.
+ *
+ * A dual-channel recording is decoded and each channel uploaded on its own as 16-bit PCM WAV (agent =
+ * channel 0, customer = channel 1), in windows of at most WINDOW_SECONDS that also fit the upload
+ * limit; the segments, offset by their window's start, are merged by time into the labelled
+ * transcript. A mono recording (voicemail: only the caller speaks) is uploaded as it is and labelled
+ * Customer. Audio over the upload limit is refused (ProviderError 'too_large'), never cut.
+ */
+
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+export const OPENAI_DEFAULT_TRANSCRIPTION_MODEL = 'whisper-1';
+/** OpenAI's documented file limit: 25 MB (its error names 26214400 bytes). */
+export const OPENAI_MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
+/** Ten minutes per uploaded window: short enough for every server's limit at telephone rates. */
+export const WINDOW_SECONDS = 600;
+/** The longest dual-channel recording transcribed: four hours. */
+export const MAX_RECORDING_SECONDS = 4 * 60 * 60;
+
+export interface OpenAiTranscriptionOptions {
+  baseUrl?: string;
+  apiKey?: string;
+  model?: string;
+  maxUploadBytes?: number;
+  timeoutMs: number;
+  clock: Clock;
+  /** the longest dual-channel recording transcribed, in seconds; default MAX_RECORDING_SECONDS */
+  maxRecordingSeconds?: number;
+  /** where window files go (a fresh folder per call, removed afterwards); default os.tmpdir() */
+  tmpDir?: string;
+}
+
+const verboseJson = (
+  j: unknown,
+): { language: string | null; segments: { start: number; end: number; text: string }[] } => {
+  const o = j as { language?: unknown; text?: unknown; duration?: unknown; segments?: unknown };
+  if (typeof o !== 'object' || o === null || typeof o.text !== 'string')
+    throw new Error('the answer has no text');
+  const language = whisperLanguage(o.language);
+  if (Array.isArray(o.segments)) {
+    const segments = o.segments.map((s: { start?: unknown; end?: unknown; text?: unknown }) => {
+      if (typeof s?.start !== 'number' || typeof s.end !== 'number' || typeof s.text !== 'string')
+        throw new Error('a segment lacks start, end or text');
+      return { start: s.start, end: s.end, text: s.text };
+    });
+    return { language, segments };
+  }
+  // servers that answer verbose_json without segments: the whole text is one segment
+  const end = typeof o.duration === 'number' ? o.duration : 0;
+  return { language, segments: o.text.trim() ? [{ start: 0, end, text: o.text }] : [] };
+};
+
+export function openAiTranscription(opts: OpenAiTranscriptionOptions): TranscriptionProvider {
+  const name = 'openai';
+  const base = (opts.baseUrl ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, '');
+  const model = opts.model ?? OPENAI_DEFAULT_TRANSCRIPTION_MODEL;
+  const maxUploadBytes = opts.maxUploadBytes ?? OPENAI_MAX_UPLOAD_BYTES;
+  const http: ProviderHttp = {
+    provider: name,
+    timeoutMs: opts.timeoutMs,
+    clock: opts.clock,
+    secrets: opts.apiKey ? [opts.apiKey] : [],
+  };
+
+  const upload = async (file: string, filename: string, type: string, signal?: AbortSignal) => {
+    const form = new FormData();
+    form.append('file', await openAsBlob(file, { type }), filename);
+    form.append('model', model);
+    form.append('response_format', 'verbose_json');
+    form.append('timestamp_granularities[]', 'segment');
+    form.append('temperature', '0');
+    const headers: Record<string, string> = {};
+    if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
+    const body = await postJson(http, `${base}/audio/transcriptions`, { headers, body: form, signal });
+    try {
+      return verboseJson(body);
+    } catch (err) {
+      throw new ProviderError(
+        name,
+        'fatal',
+        `openai answered a transcription that cannot be read: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
+    }
+  };
+
+  return {
+    name,
+    maxUploadBytes,
+    async transcribe(input: TranscriptionInput): Promise<TranscriptionResult> {
+      if (input.channels === 1 && input.byteLength > maxUploadBytes)
+        throw tooLarge(name, input.byteLength, maxUploadBytes);
+      const dir = await mkdtemp(join(opts.tmpDir ?? tmpdir(), 'callcap-stt-'));
+      try {
+        const segments: TranscriptSegment[] = [];
+        const languages: (string | null)[] = [];
+        if (input.channels === 1) {
+          const ext = extensionOf(input.contentType);
+          const file = join(dir, `recording.${ext}`);
+          await pipeline(await input.openAudio(), createWriteStream(file));
+          const r = await upload(file, `recording.${ext}`, input.contentType, input.signal);
+          languages.push(r.language);
+          for (const s of r.segments) segments.push({ speaker: 'customer', ...s });
+        } else {
+          const split = await splitStereoMp3(name, await input.openAudio(), dir, {
+            maxWindowSeconds: WINDOW_SECONDS,
+            maxWindowBytes: maxUploadBytes,
+            maxSeconds: opts.maxRecordingSeconds ?? MAX_RECORDING_SECONDS,
+          });
+          const speakers: Speaker[] = ['agent', 'customer'];
+          const perChannel: (string | null)[][] = [[], []];
+          for (const [wi, w] of split.windows.entries()) {
+            const answers = await Promise.all(
+              ([0, 1] as const).map((ch) =>
+                w.audible[ch]
+                  ? upload(w.files[ch], `${speakers[ch]}-${wi}.wav`, 'audio/wav', input.signal)
+                  : null,
+              ),
+            );
+            for (const ch of [0, 1] as const) {
+              const a = answers[ch];
+              if (!a) continue;
+              perChannel[ch].push(a.language);
+              for (const s of a.segments)
+                segments.push({
+                  speaker: speakers[ch],
+                  start: s.start + w.offset,
+                  end: s.end + w.offset,
+                  text: s.text,
+                });
+            }
+          }
+          // the customer's language first: the follow-up draft is written to them
+          languages.push(...perChannel[1], ...perChannel[0]);
+        }
+        const merged = mergeSegments(segments);
+        return {
+          text: labelledText(merged),
+          language: languages.find((l) => l !== null) ?? null,
+          segments: merged,
+        };
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+function extensionOf(contentType: string): string {
+  const t = contentType.split(';')[0].trim().toLowerCase();
+  const known: Record<string, string> = {
+    'audio/mpeg': 'mp3',
+    'audio/mp3': 'mp3',
+    'audio/wav': 'wav',
+    'audio/x-wav': 'wav',
+    'audio/wave': 'wav',
+    'audio/ogg': 'ogg',
+    'audio/webm': 'webm',
+    'audio/mp4': 'm4a',
+    'audio/x-m4a': 'm4a',
+    'audio/flac': 'flac',
+  };
+  return known[t] ?? 'mp3';
+}

@@ -1,0 +1,109 @@
+import type { Readable } from 'node:stream';
+import type { FollowupDraft, ProcessedAnalysis } from './analysis.ts';
+
+/**
+ * The processing providers' contracts (speech-to-text and analysis). The durable job runner
+ * (src/capture/jobs/) only knows these interfaces; src/capture/providers/ implements them and picks
+ * one by settings (TRANSCRIPTION_PROVIDER, ANALYSIS_PROVIDER). A provider knows no database and no
+ * HTTP route: it gets audio or text, and answers a result or throws a ProviderError.
+ *
+ * They live in domain/ (pure types and one error class) so that Deps can name them: deps.ts is
+ * imported by every folder, and a type from capture/ there would make every folder reach capture/.
+ * src/capture/providers/types.ts re-exports them.
+ */
+
+/** Who spoke a segment. On a dual-channel recording channel 0 is the agent, channel 1 the customer. */
+export type Speaker = 'agent' | 'customer' | 'unknown';
+
+export interface TranscriptSegment {
+  speaker: Speaker;
+  /** seconds from the start of the recording */
+  start: number;
+  end: number;
+  text: string;
+}
+
+export interface TranscriptionInput {
+  /** Opens the stored audio afresh (each attempt reads it again; never buffered whole by the caller). */
+  openAudio: () => Promise<Readable>;
+  byteLength: number;
+  contentType: string;
+  /** 2 for a dual-channel recording (agent on channel 0, customer on channel 1), else 1 */
+  channels: 1 | 2;
+  direction: 'inbound' | 'outbound';
+  /** ISO 639-1 hint (the organization's language), when any */
+  languageHint?: string | null;
+  signal?: AbortSignal;
+}
+
+export interface TranscriptionResult {
+  /** speaker-labelled text, one `Agent: …` / `Customer: …` line per turn (docs/capture.md) */
+  text: string;
+  /** ISO 639-1 as the provider detected it, or null */
+  language: string | null;
+  segments: TranscriptSegment[];
+}
+
+export interface TranscriptionProvider {
+  readonly name: string;
+  /** the largest upload the provider accepts, in bytes (documented in docs/capture.md) */
+  readonly maxUploadBytes: number;
+  transcribe(input: TranscriptionInput): Promise<TranscriptionResult>;
+}
+
+/**
+ * What the analysis gets: the transcript and what is known of the call. Structurally the same as
+ * src/capture/analyzer.ts's AnalyzerInput / AnalyzerResult (the rule-based analyzer fits as is).
+ */
+export interface AnalyzerInput {
+  transcript: string;
+  direction: 'inbound' | 'outbound';
+  /** language reported with the transcript (by the speech-to-text provider), if any */
+  language?: string | null;
+  organization: { name: string; language: string };
+  /** ISO 3166-1 alpha-2 country of the call's numbers (the organization's), when known; optional */
+  country?: string | null;
+}
+
+export interface AnalyzerResult {
+  analysis: ProcessedAnalysis;
+  /** null for voicemail, one-sided calls, or when no draft could be composed */
+  followup: FollowupDraft | null;
+}
+
+/** The analysis contract is the pipeline's Analyzer (src/capture/analyzer.ts) with a name. */
+export interface AnalysisProvider {
+  readonly name: string;
+  analyze(input: AnalyzerInput): Promise<AnalyzerResult>;
+}
+
+/**
+ * How a provider call failed, for the job runner:
+ * - `retryable`: time-out, connection error, 429, 5xx — retried with backoff, `retryAfterMs` honoured;
+ * - `fatal`: any other 4xx, an answer that cannot be parsed — the job fails, `message` kept for the operator;
+ * - `too_large`: the audio exceeds the provider's limit — the job fails at once with a clear error;
+ * - `invalid_output`: an analysis that broke the schema after its one retry — the call is marked
+ *   needs_review and its analysis stays null.
+ */
+export type ProviderErrorKind = 'retryable' | 'fatal' | 'too_large' | 'invalid_output';
+
+export class ProviderError extends Error {
+  readonly kind: ProviderErrorKind;
+  readonly provider: string;
+  readonly status: number | undefined;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    provider: string,
+    kind: ProviderErrorKind,
+    message: string,
+    opts: { status?: number; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'ProviderError';
+    this.provider = provider;
+    this.kind = kind;
+    this.status = opts.status;
+    this.retryAfterMs = opts.retryAfterMs;
+  }
+}

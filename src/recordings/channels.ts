@@ -1,0 +1,20 @@
+import { parseFile, parseStream } from 'music-metadata';
+import type { BlobStore } from './store.ts';
+
+/**
+ * How many channels a stored MP3 recording has, read from its first frame header (music-metadata
+ * without the duration scan: it stops after the headers). A two-channel call recording is the
+ * carrier's dual-channel recording — agent on channel 0, customer on channel 1 — which speech-to-text
+ * transcribes channel by channel. 1 when the file cannot be read (a mono transcription still works).
+ */
+export async function recordingChannels(store: BlobStore, key: string, bytes: number): Promise<1 | 2> {
+  try {
+    const path = store.localPath(key);
+    const meta = path
+      ? await parseFile(path, { duration: false, skipCovers: true })
+      : await parseStream(store.read(key), { mimeType: 'audio/mpeg', size: bytes }, { skipCovers: true });
+    return meta.format.numberOfChannels === 2 ? 2 : 1;
+  } catch {
+    return 1;
+  }
+}

@@ -1,0 +1,250 @@
+/**
+ * The transcribe stage and the operator surface of processing jobs: PUT …/recording queues
+ * transcription when a speech-to-text provider is configured (and not with `none`), the provider's
+ * input, the too_large refusal, GET …/processing and POST …/reprocess validation, /metrics.
+ */
+import assert from 'node:assert/strict';
+import { text } from 'node:stream/consumers';
+import { after, afterEach, before, test } from 'node:test';
+import { builtInCaptureProviders } from '../../src/capture/jobs/providers.ts';
+import type {
+  TranscriptionInput,
+  TranscriptionProvider,
+  TranscriptionResult,
+} from '../../src/domain/capture-providers.ts';
+import { ProviderError } from '../../src/domain/capture-providers.ts';
+import { eventsOf, only, typesOf } from '../helpers/events.ts';
+import { insertCall, insertOrg, MISSING } from '../helpers/fixtures.ts';
+import { createHarness, type Harness } from '../helpers/harness.ts';
+import { admin, adminHeaders, errorBody, errorJson } from '../helpers/http.ts';
+import { settleJobs } from '../helpers/jobs.ts';
+import { mp3 } from '../helpers/mp3.ts';
+
+let h: Harness;
+let orgId: string;
+before(async () => {
+  h = await createHarness();
+  ({ orgId } = await insertOrg(h.db, { country: 'US' }));
+});
+afterEach(() => {
+  h.deps.capture = builtInCaptureProviders();
+});
+after(async () => {
+  await h.close();
+});
+
+const SPOKEN =
+  'Agent: Acme Plumbing.\nCustomer: Hi, this is Tom Baker, my boiler is broken, can you come on Friday?';
+
+interface Seen {
+  input: Omit<TranscriptionInput, 'openAudio' | 'signal'>;
+  audio: string;
+  signal: boolean;
+}
+
+function fakeTranscription(
+  opts: { maxUploadBytes?: number; answer?: (n: number) => TranscriptionResult } = {},
+): { provider: TranscriptionProvider; seen: Seen[] } {
+  const seen: Seen[] = [];
+  const provider: TranscriptionProvider = {
+    name: 'fake-stt',
+    maxUploadBytes: opts.maxUploadBytes ?? 25 * 1024 * 1024,
+    async transcribe(input) {
+      const { openAudio, signal, ...rest } = input;
+      seen.push({ input: rest, audio: await text(await openAudio()), signal: signal instanceof AbortSignal });
+      return opts.answer?.(seen.length) ?? { text: SPOKEN, language: 'en', segments: [] };
+    },
+  };
+  return { provider, seen };
+}
+
+const putAudio = (id: string, bytes: Buffer) =>
+  h.operator.inject({
+    method: 'PUT',
+    url: `/admin/v1/calls/${id}/recording`,
+    headers: { ...adminHeaders, 'content-type': 'audio/mpeg' },
+    payload: bytes,
+  });
+
+const processing = async (id: string) => (await admin(h, 'GET', `/calls/${id}/processing`)).json();
+
+test('audio stored for a call without a transcript is transcribed, analysed and completed in one processing run', async () => {
+  const { provider, seen } = fakeTranscription();
+  h.deps.capture = { ...builtInCaptureProviders(), transcription: provider };
+  const id = await insertCall(h.db, { orgId });
+  const audio = mp3(3);
+  const res = await putAudio(id, audio.bytes);
+  assert.equal(res.statusCode, 204, res.body);
+  await settleJobs(h.deps);
+  assert.equal(seen.length, 1);
+  assert.deepEqual(seen[0].input, {
+    byteLength: audio.bytes.length,
+    contentType: 'audio/mpeg',
+    channels: 2,
+    direction: 'inbound',
+    languageHint: 'en',
+  });
+  assert.equal(seen[0].audio, audio.bytes.toString());
+  assert.equal(seen[0].signal, true);
+  const events = await eventsOf(h.db, id);
+  assert.deepEqual(typesOf(events), [
+    'call.completed',
+    'call.followup_email.drafted',
+    'call.recording.ready',
+    'call.transcribed',
+  ]);
+  const completed = only(events, 'call.completed').envelope.data;
+  assert.equal(completed.transcript_original, SPOKEN);
+  assert.equal(completed.duration, Math.round(audio.duration * 1000) / 1000);
+  assert.match(String(completed.recording_url), /recording\.mp3\?token=/);
+  assert.equal((completed.transcript_processed as Record<string, unknown>).caller_name, 'Tom Baker');
+  const view = await processing(id);
+  assert.equal(view.status, 'completed');
+  assert.deepEqual(
+    view.stages.map((s: Record<string, unknown>) => [s.stage, s.state, s.attempts]),
+    [
+      ['transcribe', 'succeeded', 1],
+      ['analyse', 'succeeded', 1],
+      ['complete', 'succeeded', 0],
+    ],
+  );
+});
+
+test('a one-channel recording is handed to the provider as one channel', async () => {
+  const { provider, seen } = fakeTranscription();
+  h.deps.capture = { ...builtInCaptureProviders(), transcription: provider };
+  const id = await insertCall(h.db, { orgId });
+  const mono = Buffer.from(mp3(2).bytes);
+  // channel mode 3 (single channel) in every frame header's fourth byte
+  for (let i = 0; i < mono.length; i += 417) mono[i + 3] = 0xc4;
+  assert.equal((await putAudio(id, mono)).statusCode, 204);
+  await settleJobs(h.deps);
+  assert.equal(seen[0].input.channels, 1);
+});
+
+test('with TRANSCRIPTION_PROVIDER none, stored audio waits for a posted transcript as before', async () => {
+  const id = await insertCall(h.db, { orgId });
+  assert.equal((await putAudio(id, mp3(1).bytes)).statusCode, 204);
+  await settleJobs(h.deps);
+  assert.deepEqual(await processing(id), {
+    call_id: id,
+    status: 'awaiting_transcript',
+    completed_at: null,
+    stages: [],
+  });
+  assert.deepEqual(typesOf(await eventsOf(h.db, id)), ['call.recording.ready']);
+  assert.equal((await admin(h, 'POST', `/calls/${id}/transcript`, { text: SPOKEN })).statusCode, 202);
+  await settleJobs(h.deps);
+  assert.equal((await processing(id)).status, 'completed');
+});
+
+test('audio larger than the provider accepts fails the transcribe stage at once with a clear error', async () => {
+  const { provider, seen } = fakeTranscription({ maxUploadBytes: 1000 });
+  h.deps.capture = { ...builtInCaptureProviders(), transcription: provider };
+  const id = await insertCall(h.db, { orgId });
+  const audio = mp3(1);
+  assert.equal((await putAudio(id, audio.bytes)).statusCode, 204);
+  await settleJobs(h.deps);
+  assert.equal(seen.length, 0, 'never sent');
+  const view = await processing(id);
+  assert.equal(view.status, 'failed');
+  assert.deepEqual(
+    [view.stages[0].stage, view.stages[0].state, view.stages[0].attempts, view.stages[0].last_error_kind],
+    ['transcribe', 'failed', 1, 'too_large'],
+  );
+  assert.equal(
+    view.stages[0].last_error,
+    `fake-stt: The recording is ${audio.bytes.length} bytes; fake-stt accepts at most 1000 bytes per upload (docs/capture.md).`,
+  );
+});
+
+test('a transcription outage fails after its attempts; reprocess with the provider back transcribes it', async () => {
+  let down = true;
+  const { provider, seen } = fakeTranscription({
+    answer: () => {
+      if (down) throw new ProviderError('fake-stt', 'fatal', 'HTTP 400: unsupported audio');
+      return { text: SPOKEN, language: 'en', segments: [] };
+    },
+  });
+  h.deps.capture = { ...builtInCaptureProviders(), transcription: provider };
+  const id = await insertCall(h.db, { orgId });
+  await putAudio(id, mp3(1).bytes);
+  await settleJobs(h.deps);
+  assert.equal((await processing(id)).status, 'failed');
+  down = false;
+  const res = await admin(h, 'POST', `/calls/${id}/reprocess`, {});
+  assert.equal(res.statusCode, 202);
+  assert.deepEqual(res.json(), { call_id: id, requeued: ['transcribe'] });
+  await settleJobs(h.deps);
+  assert.equal(seen.length, 2);
+  assert.equal((await processing(id)).status, 'completed');
+  assert.equal((await eventsOf(h.db, id)).filter((e) => e.event_type === 'call.completed').length, 1);
+});
+
+test('GET …/processing and POST …/reprocess: 404 for unknown ids, 400 for bad bodies, 401 without the token', async () => {
+  const ts = h.clock.now().toISOString();
+  for (const target of [MISSING, 'not-a-uuid']) {
+    for (const [method, url] of [
+      ['GET', `/calls/${target}/processing`],
+      ['POST', `/calls/${target}/reprocess`],
+    ] as const) {
+      const res = await admin(h, method, url);
+      assert.equal(res.statusCode, 404, `${method} ${url}`);
+      assert.deepEqual(
+        errorJson(res),
+        errorBody('NOT_FOUND', 'No call with this id exists (or it was erased).', ts),
+      );
+    }
+  }
+  const id = await insertCall(h.db, { orgId });
+  const bad = await admin(h, 'POST', `/calls/${id}/reprocess`, { stages: 'some' });
+  assert.equal(bad.statusCode, 400);
+  assert.equal(bad.json().error.code, 'BAD_REQUEST');
+  assert.match(bad.json().error.message, /Field "stages": must be "failed" \(the default\) or "all"/);
+  const extra = await admin(h, 'POST', `/calls/${id}/reprocess`, { stage: 'all' });
+  assert.equal(extra.statusCode, 400);
+  assert.match(extra.json().error.message, /Unknown field "stage"/);
+  const none = await admin(h, 'POST', `/calls/${id}/reprocess`, { stages: 'all' });
+  assert.equal(none.statusCode, 409);
+  assert.deepEqual(
+    errorJson(none),
+    errorBody(
+      'CONFLICT',
+      'Nothing to reprocess: this call has no finished processing stage (its stages are queued or running, or it has none).',
+      ts,
+    ),
+  );
+  const anon = await h.operator.inject({ method: 'GET', url: `/admin/v1/calls/${id}/processing` });
+  assert.equal(anon.statusCode, 401);
+});
+
+test('/metrics counts processing jobs by stage and state, and their runs by outcome', async () => {
+  const res = await h.operator.inject({ method: 'GET', url: '/metrics', headers: adminHeaders });
+  assert.equal(res.statusCode, 200);
+  assert.equal(res.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
+  const lines = res.body.split('\n');
+  const value = (series: string) => {
+    const line = lines.find((l) => l.startsWith(`${series} `));
+    assert.ok(line, `${series} is exported`);
+    return Number(line.slice(series.length + 1));
+  };
+  const db = async (sql: string) => Number((await h.db.query<{ n: number }>(sql)).rows[0].n);
+  assert.ok(lines.includes('# TYPE callcap_processing_jobs gauge'));
+  assert.ok(lines.includes('# TYPE callcap_processing_job_outcomes_total counter'));
+  // what the earlier tests of this file left: one too_large transcription failed for good …
+  assert.equal(value('callcap_processing_jobs{stage="transcribe",state="failed"}'), 1);
+  assert.equal(
+    value('callcap_processing_jobs{stage="analyse",state="succeeded"}'),
+    await db(
+      `SELECT count(*)::int AS n FROM processing_jobs WHERE stage = 'analyse' AND state = 'succeeded'`,
+    ),
+  );
+  assert.equal(value('callcap_processing_jobs{stage="download",state="pending"}'), 0);
+  // … and the runs: two transcribe failures (too_large, the outage), one success after the reprocess
+  assert.equal(value('callcap_processing_job_outcomes_total{stage="transcribe",outcome="failed"}'), 2);
+  assert.equal(value('callcap_processing_job_outcomes_total{stage="transcribe",outcome="done"}'), 3);
+  assert.equal(value('callcap_processing_job_outcomes_total{stage="analyse",outcome="retry"}'), 0);
+  // the webhook metrics are still there, and this process's own run counter
+  assert.ok(lines.includes('# TYPE callcap_webhook_deliveries gauge'));
+  assert.ok(value('callcap_processing_job_runs_total{stage="transcribe",outcome="failed"}') >= 2);
+});

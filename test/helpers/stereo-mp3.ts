@@ -1,0 +1,87 @@
+/**
+ * Real MP3s for the speech-to-text paths, encoded with lamejs: each channel a pure sine tone, so a
+ * fake provider can tell the channels apart after decoding (test/helpers/fake-providers.ts maps a
+ * tone to a transcript). A dual-channel call recording has the agent on the left channel (0) and
+ * the customer on the right (1), as Twilio records a `<Dial>` with `record-from-answer-dual`.
+ */
+import { Mp3Encoder } from '@breezystack/lamejs';
+
+/** The tone of each side; the fake's default transcripts are keyed by these. */
+export const AGENT_TONE_HZ = 440;
+export const CUSTOMER_TONE_HZ = 1000;
+export const VOICEMAIL_TONE_HZ = 700;
+
+export interface ToneOptions {
+  seconds: number;
+  /** Hz; default 16000 (MPEG-2 Layer III) */
+  sampleRate?: number;
+  /** kbps; default 64 */
+  kbps?: number;
+}
+
+function tone(hz: number | null, n: number, rate: number): Int16Array {
+  const out = new Int16Array(n);
+  if (hz === null) return out;
+  for (let i = 0; i < n; i++) out[i] = Math.round(Math.sin((2 * Math.PI * hz * i) / rate) * 0.5 * 32767);
+  return out;
+}
+
+function encode(channels: (Int16Array | null)[], rate: number, kbps: number): Buffer {
+  const enc = new Mp3Encoder(channels.length, rate, kbps);
+  const parts: Uint8Array[] = [];
+  const block = 1152 * 8;
+  const n = channels[0]?.length ?? 0;
+  for (let i = 0; i < n; i += block) {
+    const l = channels[0]!.subarray(i, i + block);
+    const r = channels[1]?.subarray(i, i + block);
+    parts.push(r ? enc.encodeBuffer(l, r) : enc.encodeBuffer(l));
+  }
+  parts.push(enc.flush());
+  return Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)));
+}
+
+/** A stereo MP3: `left` Hz on channel 0 (agent), `right` Hz on channel 1 (customer); null = silence. */
+export function stereoMp3(
+  opts: ToneOptions & { left?: number | null; right?: number | null } = { seconds: 3 },
+): Buffer {
+  const rate = opts.sampleRate ?? 16000;
+  const n = Math.round(opts.seconds * rate);
+  const left = opts.left === undefined ? AGENT_TONE_HZ : opts.left;
+  const right = opts.right === undefined ? CUSTOMER_TONE_HZ : opts.right;
+  return encode([tone(left, n, rate), tone(right, n, rate)], rate, opts.kbps ?? 64);
+}
+
+/** A mono MP3 of one tone (default the voicemail tone). */
+export function monoMp3(opts: ToneOptions & { hz?: number } = { seconds: 3 }): Buffer {
+  const rate = opts.sampleRate ?? 16000;
+  const n = Math.round(opts.seconds * rate);
+  return encode([tone(opts.hz ?? VOICEMAIL_TONE_HZ, n, rate)], rate, opts.kbps ?? 32);
+}
+
+/**
+ * The dominant frequency of PCM samples (floats in -1..1) by zero crossings (good enough for one
+ * pure tone), or null for silence.
+ */
+export function toneOf(samples: ArrayLike<number>, sampleRate: number): number | null {
+  let peak = 0;
+  for (let i = 0; i < samples.length; i++) if (Math.abs(samples[i]) > peak) peak = Math.abs(samples[i]);
+  if (peak < 0.001) return null;
+  // rising crossings with hysteresis (from below -t to above +t), so low-level noise does not count
+  const t = peak * 0.2;
+  let state = 0;
+  let first = -1;
+  let last = -1;
+  let rises = 0;
+  for (let i = 0; i < samples.length; i++) {
+    const x = samples[i];
+    if (x < -t) state = -1;
+    else if (x > t && state === -1) {
+      state = 1;
+      if (first < 0) first = i;
+      else rises++;
+      last = i;
+    }
+  }
+  if (rises < 1) return null;
+  return (rises * sampleRate) / (last - first);
+}
