@@ -9,6 +9,8 @@
  * - any non-final state can fall into reconciliation_required (the carrier stopped reporting), and
  *   reconciliation_required resolves into any final state;
  * - final states are terminal, except the repair agent_only → completed;
+ * - agent_answered → agent_no_answer: the agent's phone answered but nobody confirmed the call with a
+ *   key press (a voicemail, or the agent hung up) — failure_reason agent_no_confirmation;
  * - re-reporting the current state is a no-op, not an error (carrier callbacks are retried).
  */
 
@@ -49,7 +51,9 @@ const FINALS = [...FINAL_OUTBOUND_STATES];
 /** Allowed moves (besides staying put). */
 export const OUTBOUND_TRANSITIONS: Readonly<Record<OutboundLifecycle, readonly OutboundLifecycle[]>> = {
   ringing_agent: ['agent_answered', 'agent_no_answer', 'failed_to_initiate', 'reconciliation_required'],
-  agent_answered: ['ringing_customer', 'reconciliation_required'],
+  // agent_answered → agent_no_answer: the agent picked up but never confirmed with a key press
+  // (voicemail, hung up, no key): failure_reason agent_no_confirmation.
+  agent_answered: ['ringing_customer', 'agent_no_answer', 'reconciliation_required'],
   ringing_customer: ['in_progress', 'customer_no_answer', 'agent_only', 'reconciliation_required'],
   in_progress: ['completed', 'agent_only', 'reconciliation_required'],
   agent_only: ['completed'],

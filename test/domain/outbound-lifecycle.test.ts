@@ -20,6 +20,7 @@ const ALLOWED: [OutboundLifecycle, OutboundLifecycle, typeof none][] = [
   ['ringing_agent', 'failed_to_initiate', failedEnd],
   ['ringing_agent', 'reconciliation_required', none],
   ['agent_answered', 'ringing_customer', none],
+  ['agent_answered', 'agent_no_answer', failedEnd],
   ['agent_answered', 'reconciliation_required', none],
   ['ringing_customer', 'in_progress', none],
   ['ringing_customer', 'customer_no_answer', failedEnd],

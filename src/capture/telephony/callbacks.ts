@@ -1,0 +1,37 @@
+import type { Queryable } from '../../db/types.ts';
+
+/**
+ * At most once: a provider callback records its dedupe key in the transaction that applies it (or
+ * that decides not to). A second delivery of the same callback finds the key and changes nothing.
+ * Answers false when the key was already recorded.
+ */
+export async function claimCallback(
+  tx: Queryable,
+  c: {
+    provider: 'twilio';
+    key: string;
+    organizationId: string;
+    callId: string | null;
+    kind: string;
+    outcome: 'applied' | 'ignored';
+    detail?: string | null;
+    now: Date;
+  },
+): Promise<boolean> {
+  const r = await tx.query(
+    `INSERT INTO telephony_callbacks (provider, dedupe_key, organization_id, call_id, kind, outcome, detail, received_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (provider, dedupe_key) DO NOTHING`,
+    [c.provider, c.key, c.organizationId, c.callId, c.kind, c.outcome, c.detail ?? null, c.now],
+  );
+  return r.rowCount === 1;
+}
+
+/** Whether a callback with this key was already recorded. */
+export async function callbackSeen(q: Queryable, provider: 'twilio', key: string): Promise<boolean> {
+  const r = await q.query('SELECT 1 FROM telephony_callbacks WHERE provider = $1 AND dedupe_key = $2', [
+    provider,
+    key,
+  ]);
+  return r.rowCount > 0;
+}

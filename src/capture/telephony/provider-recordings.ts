@@ -1,0 +1,65 @@
+import type { Deps } from '../../deps.ts';
+import { isUuid } from '../../ids.ts';
+import { findAccountBySid } from './accounts.ts';
+import { deleteTwilioRecording } from './twilio/rest.ts';
+
+/**
+ * Deleting a call's recording at the telephony provider (retention and erasure: the audio must not
+ * outlive its deletion here). 'deleted': the provider deleted it now; 'not_found': the provider
+ * answered 404 — it was already gone (deletion_kind provider_404); 'none': nothing to delete there
+ * (not a provider call, no recording sid, or already deleted at the provider). Either of the first
+ * two sets provider_recording_deleted_at. A provider error throws: the caller decides whether
+ * to wait (retention) or go on and let the sweep retry (erasure).
+ */
+export async function deleteRecordingAtProvider(
+  deps: Deps,
+  callId: string,
+): Promise<'deleted' | 'not_found' | 'none'> {
+  if (!isUuid(callId)) return 'none';
+  const { rows } = await deps.db.query<{
+    telephony_provider: string | null;
+    provider_account_sid: string | null;
+    recording_sid: string | null;
+    provider_recording_deleted_at: Date | null;
+  }>(
+    `SELECT telephony_provider, provider_account_sid, recording_sid, provider_recording_deleted_at
+       FROM calls WHERE id = $1`,
+    [callId],
+  );
+  const call = rows[0];
+  if (
+    call?.telephony_provider !== 'twilio' ||
+    !call.recording_sid ||
+    !call.provider_account_sid ||
+    call.provider_recording_deleted_at
+  ) {
+    return 'none';
+  }
+  const account = await findAccountBySid(deps, call.provider_account_sid);
+  if (!account) throw new Error(`telephony account ${call.provider_account_sid} is no longer connected`);
+  const outcome = await deleteTwilioRecording(deps.config, account, call.recording_sid);
+  await deps.db.query(
+    'UPDATE calls SET provider_recording_deleted_at = $2 WHERE id = $1 AND provider_recording_deleted_at IS NULL',
+    [callId, deps.clock.now()],
+  );
+  return outcome;
+}
+
+/**
+ * Calls whose recording is deleted here (recording deleted or call erased) but may still exist at
+ * the provider, because the provider could not be reached then: the retention sweep retries them.
+ */
+export async function undeletedProviderRecordings(
+  deps: Deps,
+  limit: number,
+  skip: string[],
+): Promise<string[]> {
+  const { rows } = await deps.db.query<{ id: string }>(
+    `SELECT id FROM calls
+      WHERE recording_sid IS NOT NULL AND telephony_provider IS NOT NULL AND provider_recording_deleted_at IS NULL
+        AND (erased_at IS NOT NULL OR recording_state = 'deleted') AND NOT (id = ANY ($2::uuid[]))
+      ORDER BY id LIMIT $1`,
+    [limit, skip],
+  );
+  return rows.map((r) => r.id);
+}

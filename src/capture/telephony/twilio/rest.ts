@@ -1,0 +1,156 @@
+import { Readable } from 'node:stream';
+import type { Config } from '../../../config.ts';
+
+/**
+ * A small Twilio REST client on fetch (docs/decisions.md "Twilio: own REST client and signature
+ * check"): the official `twilio` package builds its URLs from fixed domains (api.twilio.com,
+ * region and edge), so it cannot be pointed at TWILIO_API_BASE_URL without patching its
+ * internals, and it buffers responses, while a recording must be streamed into storage.
+ * Basic auth = account SID : auth token. The token is never logged or put in an error message.
+ */
+export interface TwilioCredentials {
+  accountSid: string;
+  authToken: string;
+}
+
+/** A REST answer other than the one expected: Twilio's status, error code and message. */
+export class TwilioRestError extends Error {
+  readonly status: number;
+  readonly twilioCode: number | null;
+  constructor(status: number, twilioCode: number | null, message: string) {
+    super(message);
+    this.name = 'TwilioRestError';
+    this.status = status;
+    this.twilioCode = twilioCode;
+  }
+}
+
+const API_TIMEOUT_MS = 15_000;
+/** A whole recording download; the stream is aborted after it. */
+const DOWNLOAD_TIMEOUT_MS = 10 * 60_000;
+
+const basic = (c: TwilioCredentials) =>
+  `Basic ${Buffer.from(`${c.accountSid}:${c.authToken}`).toString('base64')}`;
+
+function apiUrl(config: Pick<Config, 'TWILIO_API_BASE_URL'>, path: string): string {
+  return new URL(path, config.TWILIO_API_BASE_URL).toString();
+}
+
+/** True when url is on the configured Twilio REST origin (scheme, host and port), the only place credentials go. */
+export function onTwilioOrigin(config: Pick<Config, 'TWILIO_API_BASE_URL'>, url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.origin === new URL(config.TWILIO_API_BASE_URL).origin && u.username === '' && u.password === '';
+  } catch {
+    return false;
+  }
+}
+
+async function restError(res: Response): Promise<TwilioRestError> {
+  let code: number | null = null;
+  let message = `Twilio answered ${res.status}`;
+  try {
+    const body = (await res.json()) as { code?: unknown; message?: unknown };
+    if (typeof body.code === 'number') code = body.code;
+    if (typeof body.message === 'string')
+      message = `Twilio answered ${res.status}: ${body.message.slice(0, 300)}`;
+  } catch {
+    // not JSON: the status says enough
+  }
+  return new TwilioRestError(res.status, code, message);
+}
+
+export interface CreateCallParams {
+  to: string;
+  from: string;
+  /** the TwiML URL Twilio fetches when the call is answered */
+  url: string;
+  statusCallback?: string;
+  statusCallbackEvent?: string[];
+  /** seconds to let the phone ring */
+  timeout?: number;
+}
+
+/** POST /2010-04-01/Accounts/{sid}/Calls.json: places a call; answers its CallSid and status. */
+export async function createCall(
+  config: Pick<Config, 'TWILIO_API_BASE_URL'>,
+  cred: TwilioCredentials,
+  p: CreateCallParams,
+): Promise<{ sid: string; status: string }> {
+  const form = new URLSearchParams({ To: p.to, From: p.from, Url: p.url, Method: 'POST' });
+  if (p.statusCallback) {
+    form.set('StatusCallback', p.statusCallback);
+    form.set('StatusCallbackMethod', 'POST');
+    for (const e of p.statusCallbackEvent ?? []) form.append('StatusCallbackEvent', e);
+  }
+  if (p.timeout !== undefined) form.set('Timeout', String(p.timeout));
+  const res = await fetch(
+    apiUrl(config, `/2010-04-01/Accounts/${encodeURIComponent(cred.accountSid)}/Calls.json`),
+    {
+      method: 'POST',
+      headers: {
+        authorization: basic(cred),
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
+      body: form.toString(),
+      signal: AbortSignal.timeout(API_TIMEOUT_MS),
+    },
+  );
+  if (res.status !== 201 && res.status !== 200) throw await restError(res);
+  const body = (await res.json()) as { sid?: unknown; status?: unknown };
+  if (typeof body.sid !== 'string')
+    throw new TwilioRestError(res.status, null, 'Twilio answered a call without a sid');
+  return { sid: body.sid, status: typeof body.status === 'string' ? body.status : 'queued' };
+}
+
+/**
+ * The recording's MP3 (<RecordingUrl>.mp3) as a stream, never buffered. Refuses (throws) a URL that
+ * is not on the configured origin before any request is made.
+ */
+export async function fetchRecordingMp3(
+  config: Pick<Config, 'TWILIO_API_BASE_URL'>,
+  cred: TwilioCredentials,
+  recordingUrl: string,
+): Promise<Readable> {
+  if (!onTwilioOrigin(config, recordingUrl)) {
+    throw new TwilioRestError(0, null, 'recording URL is not on the configured Twilio origin; not fetched');
+  }
+  const url = new URL(recordingUrl);
+  if (!url.pathname.endsWith('.mp3')) url.pathname += '.mp3';
+  const res = await fetch(url, {
+    headers: { authorization: basic(cred), accept: 'audio/mpeg' },
+    redirect: 'error',
+    signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS),
+  });
+  if (res.status !== 200 || !res.body) throw await restError(res);
+  return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
+}
+
+/** DELETE /2010-04-01/Accounts/{sid}/Recordings/{rid}.json: deleted, or not_found (404: already gone). */
+export async function deleteTwilioRecording(
+  config: Pick<Config, 'TWILIO_API_BASE_URL'>,
+  cred: TwilioCredentials,
+  recordingSid: string,
+): Promise<'deleted' | 'not_found'> {
+  const res = await fetch(
+    apiUrl(
+      config,
+      `/2010-04-01/Accounts/${encodeURIComponent(cred.accountSid)}/Recordings/${encodeURIComponent(recordingSid)}.json`,
+    ),
+    {
+      method: 'DELETE',
+      headers: { authorization: basic(cred) },
+      signal: AbortSignal.timeout(API_TIMEOUT_MS),
+    },
+  );
+  if (res.status === 204 || res.status === 200) {
+    await res.body?.cancel();
+    return 'deleted';
+  }
+  if (res.status === 404) {
+    await res.body?.cancel();
+    return 'not_found';
+  }
+  throw await restError(res);
+}

@@ -1,0 +1,23 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Deps } from '../../../deps.ts';
+import { notFound } from '../../../errors.ts';
+import { inboundRoutes } from './inbound.ts';
+import { outboundTelephonyRoutes } from './outbound.ts';
+import { installTwilioAuth } from './twilio-auth.ts';
+
+/**
+ * /telephony/twilio: the Twilio callbacks (operator-api.md "Callbacks"), every one form-encoded
+ * and signed (twilio-auth.ts). Each area registers its routes here.
+ */
+export function telephonyRoutes(deps: Deps): FastifyPluginAsync {
+  return async (app) => {
+    installTwilioAuth(app, deps);
+    // An unknown path under /telephony/twilio goes through the signature check too: unsigned 403,
+    // signed 404 (no route answers anything to a caller that is not Twilio).
+    app.setNotFoundHandler(async (req) => {
+      throw notFound(`No route ${req.method} ${req.url.split('?')[0]}.`);
+    });
+    await app.register(inboundRoutes(deps));
+    await app.register(outboundTelephonyRoutes(deps));
+  };
+}
