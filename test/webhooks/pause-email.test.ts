@@ -97,6 +97,12 @@ test(`on ${engine}, a 401 pauses the subscription, dead-letters the delivery and
   assert.match(mail, /Subject: Webhook subscription paused: http:\/\/127\.0\.0\.1:\d+\/hooks/);
   assert.match(mail, /answered HTTP 401/);
   assert.match(mail, /\{"error":"bad signature"\}/);
+  assert.ok(
+    mail.includes(
+      `Open the subscription: https://calls.example.test/app/settings/integrations/webhooks/${sub.subscriptionId}`,
+    ),
+    'the notice links to the subscription page (PUBLIC_BASE_URL + its path)',
+  );
   assert.ok(!mail.includes('receiver-own-token'), 'the query string of the URL is left out');
   assert.ok(!mail.includes(sub.secret), 'never the secret');
   assert.ok(!/v1=[0-9a-f]{8}/.test(mail), 'never a signature');

@@ -4,6 +4,7 @@ import { newId } from '../../src/ids.ts';
 import { reconcileDeliveries } from '../../src/webhooks/delivery/reconcile.ts';
 import { emitEvent } from '../../src/webhooks/outbox/outbox.ts';
 import { engine } from '../helpers/db.ts';
+import { sampleEventData } from '../helpers/event-samples.ts';
 import { insertOrg } from '../helpers/fixtures.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import {
@@ -134,7 +135,7 @@ test('a webhook.test event is never reconciled to other subscriptions', async ()
       resourceId: newId(),
       callId: null,
       factKey: newId(),
-      data: { _test: true },
+      data: sampleEventData('webhook.test', newId(), env.clock.now()),
       createdAt: env.clock.now(),
     }),
   );

@@ -6,9 +6,12 @@
  * src/domain/delivery-outcome.ts), and a pause it causes queues the owner's e-mail in that same
  * transaction, dispatched after commit.
  */
+
 import type { Deps } from '../../deps.ts';
+import { subscriptionPageUrl } from '../../domain/app-urls.ts';
 import { type AttemptResult, classifyReply, decideAttempt } from '../../domain/delivery-outcome.ts';
 import type { Mailer } from '../../mail/mailer.ts';
+import { attemptOutcome, webhookAttemptDuration } from '../../observability/metrics.ts';
 import { DELETION_EVENT_TYPES } from '../outbox/outbox.ts';
 import type { WebhookClient } from './http-client.ts';
 import { queuePauseNotice } from './pause-notice.ts';
@@ -19,7 +22,7 @@ import type { DeliverySuccess } from './sql/complete-delivery.ts';
 import { failDelivery } from './sql/fail-delivery.ts';
 
 export interface AttemptContext {
-  deps: Pick<Deps, 'db' | 'clock' | 'keys' | 'log'>;
+  deps: Pick<Deps, 'db' | 'clock' | 'keys' | 'log' | 'config'>;
   owner: string;
   client: WebhookClient;
   mailer: Mailer;
@@ -104,6 +107,7 @@ export async function attemptDelivery(
           }),
         );
   const signed = secret !== null;
+  webhookAttemptDuration.observe({ outcome: attemptOutcome(outcome) }, outcome.durationMs / 1000);
 
   if (outcome.kind === 'response' && classifyReply(outcome) === 'success') {
     ctx.recordSuccess({
@@ -178,6 +182,7 @@ export async function attemptDelivery(
         snippet: updated ? snippet : null,
         replyWithdrawn: !updated,
         callId: row.callId,
+        pageUrl: subscriptionPageUrl(deps.config.publicBaseUrl, row.subscriptionId),
       },
     });
   });

@@ -3,7 +3,10 @@
  * (./slot-pump.ts): the worker holds up to 2.5 × concurrency rows (in flight + ready) and claims
  * again when no more than concurrency / 2 are ready, so a busy queue costs one claim per dozens of
  * deliveries and no slot waits for a claim round trip. Claiming pauses while the success writer is
- * 4 × concurrency behind (./success-writer.ts).
+ * 4 × concurrency behind (./success-writer.ts). Ready rows a subscription cannot start because it
+ * is at its fairness cap (./slot-pump.ts) do not count as ready here, and a claim leaves out the
+ * slow subscriptions that already have a cap's worth waiting, so a slow customer cannot stop the
+ * claims for the others.
  *
  * kick() is every wake-up (a notification, the poll, a LISTEN reconnect, start): on an idle worker
  * it claims at once; while a loop runs it asks that loop for one more round. A loop that stopped
@@ -55,16 +58,24 @@ export function createClaimLoop(opts: ClaimLoopOptions): ClaimLoop {
    * a refill below concurrency / 2 ready, a busy worker claims about `concurrency` rows at a time.
    */
   const capacity = Math.ceil(concurrency * 2.5);
-  const wantMore = () =>
-    successes.pending < maxPendingWrites &&
-    slots.ready <= concurrency / 2 &&
-    slots.inFlight + slots.ready < capacity;
+  const wantMore = () => {
+    if (successes.pending >= maxPendingWrites) return false;
+    // Rows of a subscription held at its fairness cap do not count: they cannot use a free slot.
+    const runnable = slots.runnable;
+    return runnable <= concurrency / 2 && slots.inFlight + runnable < capacity;
+  };
 
   async function claim(limit: number): Promise<number> {
     if (limit <= 0) return 0;
     const now = deps.clock.now();
     const leaseUntil = now.getTime() + leaseMs;
-    const rows = await claimDeliveries(deps.db, { now, limit, owner, leaseUntil: new Date(leaseUntil) });
+    const rows = await claimDeliveries(deps.db, {
+      now,
+      limit,
+      owner,
+      leaseUntil: new Date(leaseUntil),
+      exclude: slots.saturated(),
+    });
     lastClaimFull = rows.length === limit;
     slots.add(rows, leaseUntil);
     return rows.length;
@@ -78,7 +89,7 @@ export function createClaimLoop(opts: ClaimLoopOptions): ClaimLoop {
           wakeAgain = true; // claim when slots free up
           break;
         }
-        await claim(capacity - slots.inFlight - slots.ready);
+        await claim(capacity - slots.inFlight - slots.runnable);
       } while (running && (wakeAgain || lastClaimFull) && wantMore());
     } catch (err) {
       deps.log.error({ err: (err as Error).message }, 'webhook claim failed; retrying at the next poll');

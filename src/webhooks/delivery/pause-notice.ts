@@ -25,6 +25,8 @@ export interface PauseFacts {
   replyWithdrawn?: boolean;
   /** the call whose event the failed delivery carried, if any (erasing it redacts the quoted reply) */
   callId?: string | null;
+  /** the subscription's page in the web app (PUBLIC_BASE_URL + its path), linked from the notice */
+  pageUrl?: string;
 }
 
 /** What a redacted "Last reply" says after the call its delivery carried was erased. */
@@ -77,6 +79,7 @@ export function pauseNotice(f: PauseFacts): { subject: string; body: string } {
     'To resume, fix the endpoint, then open the webhook settings in the Call Capture app and verify the',
     'subscription again. Queued deliveries go out as soon as it is active; dead-lettered ones can be',
     'resent from the delivery log.',
+    ...(f.pageUrl ? ['', `Open the subscription: ${f.pageUrl}`] : []),
     '',
     `Subscription id: ${f.subscriptionId}`,
     `Pause reason code: ${f.reason}`,

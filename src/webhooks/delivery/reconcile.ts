@@ -59,14 +59,14 @@ ON CONFLICT (subscription_id, event_id) DO NOTHING`;
 export const RELEASE_HELD_SQL = `
 UPDATE webhook_deliveries d SET held = false
   FROM webhook_subscriptions s
- WHERE s.state = 'active' AND s.deleted_at IS NULL AND d.subscription_id = s.id
+ WHERE s.state = 'active' AND s.deleted_at IS NULL AND s.kind = 'webhook' AND d.subscription_id = s.id
    AND d.status = 'pending' AND d.held`;
 
 export const HOLD_STRAYS_SQL = `
 UPDATE webhook_deliveries d SET held = true
   FROM webhook_subscriptions s
  WHERE d.status = 'pending' AND NOT d.held AND s.id = d.subscription_id
-   AND (s.state <> 'active' OR s.deleted_at IS NOT NULL)`;
+   AND (s.state <> 'active' OR s.deleted_at IS NOT NULL OR s.kind = 'cli')`;
 
 export const SKIP_DELETED_SQL = `
 UPDATE webhook_deliveries d

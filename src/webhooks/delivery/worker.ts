@@ -24,6 +24,7 @@
  *   came in (./outcome-order.ts), so its consecutive counters count them in that order.
  */
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Deps } from '../../deps.ts';
 import { createMailer, type Mailer } from '../../mail/mailer.ts';
 import { type AttemptContext, attemptDelivery } from './attempt.ts';
@@ -80,7 +81,8 @@ export interface DeliveryWorker {
 export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {}): DeliveryWorker {
   const concurrency = Math.max(1, opts.concurrency ?? DEFAULT_CONCURRENCY);
   const leaseMs = opts.leaseMs ?? LEASE_MS;
-  const owner = opts.workerId ?? `worker-${randomUUID()}`;
+  // lease_owner names the process (host and pid), so an operator can tell whose leases a row carries.
+  const owner = opts.workerId ?? `worker-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const client =
     opts.client ??
     createWebhookClient({
@@ -115,7 +117,7 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
   let unlisten: (() => Promise<void>) | undefined;
 
   async function runOnce(): Promise<number> {
-    const n = await claims.claim(concurrency - slots.inFlight - slots.ready);
+    const n = await claims.claim(concurrency - slots.inFlight - slots.runnable);
     await slots.idle();
     await successes.written();
     return n;

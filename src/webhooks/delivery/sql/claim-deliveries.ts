@@ -15,6 +15,10 @@ import type { Queryable } from '../../../db/types.ts';
  * by primary key in `claimed` instead: a row whose flag disagrees (written around the triggers) is
  * not leased but held, so it is never sent to a paused subscription.
  *
+ * `exclude` ($5) names subscriptions this worker already holds a fair share of (slow ones at their
+ * cap, ./slot-pump.ts): their due rows are passed over, so the claim fills with other customers'
+ * work. Empty on a healthy queue, where the condition costs nothing.
+ *
  * Returns what an attempt needs: the stored body bytes, the URL, and the encrypted signing secret —
  * the delivery's own secret_id for a rotation test, else the subscription's active secret.
  *
@@ -31,6 +35,7 @@ WITH due AS (
    WHERE d.status = 'pending' AND NOT d.held
      AND d.next_attempt_at <= $1
      AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1)
+     AND d.subscription_id <> ALL ($5::uuid[])
    ORDER BY d.next_attempt_at
    LIMIT $2
    FOR UPDATE SKIP LOCKED
@@ -41,7 +46,7 @@ WITH due AS (
          next_attempt_at = CASE WHEN s.live THEN $4::timestamptz ELSE d.next_attempt_at END,
          held = NOT s.live,
          updated_at = $1
-    FROM due, (SELECT id, state = 'active' AND deleted_at IS NULL AS live FROM webhook_subscriptions) s
+    FROM due, (SELECT id, state = 'active' AND deleted_at IS NULL AND kind = 'webhook' AS live FROM webhook_subscriptions) s
    WHERE d.id = due.id AND s.id = d.subscription_id
   RETURNING d.id, d.organization_id, d.subscription_id, d.event_id, d.attempts, d.secret_id, s.live
 )
@@ -98,9 +103,15 @@ interface Row {
 
 export async function claimDeliveries(
   db: Queryable,
-  p: { now: Date; limit: number; owner: string; leaseUntil: Date },
+  p: { now: Date; limit: number; owner: string; leaseUntil: Date; exclude?: readonly string[] },
 ): Promise<ClaimedDelivery[]> {
-  const { rows } = await db.query<Row>(CLAIM_DELIVERIES_SQL, [p.now, p.limit, p.owner, p.leaseUntil]);
+  const { rows } = await db.query<Row>(CLAIM_DELIVERIES_SQL, [
+    p.now,
+    p.limit,
+    p.owner,
+    p.leaseUntil,
+    p.exclude ?? [],
+  ]);
   return rows.map((r) => ({
     id: r.id,
     organizationId: r.organization_id,
