@@ -7,6 +7,8 @@ runCli(process.argv.slice(2), {
   stdout: (s) => process.stdout.write(s),
   stderr: (s) => process.stderr.write(s),
   readStdin: () => text(process.stdin),
+  stderrIsTty: process.stderr.isTTY === true,
+  columns: process.stderr.columns,
 }).then(
   (code) => {
     if (code !== null) process.exitCode = code;

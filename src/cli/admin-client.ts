@@ -80,7 +80,9 @@ export async function adminRequest(target: AdminTarget, r: AdminRequest): Promis
   const url = `${target.base}/admin/v1${r.path}`;
   let res: Response;
   try {
-    res = await fetch(url, { method: r.method, headers, body });
+    // The cast: with preact's JSX types (the web app) TypeScript also loads lib.dom, whose BodyInit
+    // wants Uint8Array<ArrayBuffer>; Node's fetch takes any Uint8Array.
+    res = await fetch(url, { method: r.method, headers, body: body as RequestInit['body'] });
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     throw new CliError(

@@ -1,74 +1,33 @@
-import { readFile } from 'node:fs/promises';
-import type { AdminRequest } from './admin-client.ts';
-import { CliError } from './admin-client.ts';
+import {
+  type Command,
+  type CommandContext,
+  defined,
+  enc,
+  int,
+  list,
+  req,
+  secret,
+  str,
+  usageError,
+} from './command.ts';
 
-/** What a command gets: its flags, its positional arguments, the API call and stdin. */
-export interface CommandContext {
-  flags: Record<string, string | undefined>;
-  args: string[];
-  call(r: AdminRequest): Promise<unknown>;
-  readStdin(): Promise<string>;
-}
+/**
+ * Provisioning commands of the operator CLI: organizations, users, API keys, maintenance, trackers,
+ * contacts, telephony and phone numbers. Each is one operator API request (spec/operator-api.md);
+ * calls are in call-commands.ts. A path id that is not a UUID answers the API's own 404.
+ */
 
-export interface Flag {
-  hint: string;
-  required?: boolean;
-}
+const org = { hint: 'org-id', required: true, help: 'the organization (organization_id)' };
 
-/** One operator command: the words that name it, its flags and positionals, and what it sends. */
-export interface Command {
-  words: string[];
-  args: string[];
-  flags: Record<string, Flag>;
-  summary: string;
-  run(c: CommandContext): Promise<unknown>;
-}
-
-export const usageOf = (c: Command): string => {
-  const flags = Object.entries(c.flags).map(([name, f]) =>
-    f.required ? `--${name} <${f.hint}>` : `[--${name} <${f.hint}>]`,
-  );
-  return ['callcap', ...c.words, ...c.args.map((a) => `<${a}>`), ...flags].join(' ');
-};
-
-const usage = (message: string) => new CliError(message, 2, true);
-
-function int(c: CommandContext, flag: string): number | undefined {
-  const v = c.flags[flag];
-  if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) throw usage(`--${flag} must be a whole number, got "${v}".`);
-  return Number(v);
-}
-
-const list = (v: string | undefined): string[] | undefined =>
-  v === undefined
-    ? undefined
-    : v
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
-
-/** A password flag given as "-" is read from stdin, so it stays out of the shell history and ps. */
-async function secret(c: CommandContext, flag: string): Promise<string | undefined> {
-  const v = c.flags[flag];
-  return v === '-' ? (await c.readStdin()).replace(/\r?\n$/, '') : v;
-}
-
-/** Drops undefined values so only the flags given are sent. */
-const defined = (o: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
-
-const enc = encodeURIComponent;
-
-export const COMMANDS: Command[] = [
+export const PROVISIONING_COMMANDS: Command[] = [
   {
     words: ['org', 'create'],
     args: [],
     flags: {
       name: { hint: 'name', required: true },
       'owner-email': { hint: 'email', required: true },
-      'owner-password': { hint: 'password|-', required: true },
-      country: { hint: 'CC' },
+      'owner-password': { hint: 'password|-', required: true, help: '"-" reads it from stdin' },
+      country: { hint: 'CC', help: 'ISO 3166-1 alpha-2, e.g. US (national phone formats)' },
     },
     summary: 'create an organization and its owner user',
     run: async (c) =>
@@ -76,10 +35,10 @@ export const COMMANDS: Command[] = [
         method: 'POST',
         path: '/organizations',
         json: defined({
-          name: c.flags.name,
-          owner_email: c.flags['owner-email'],
+          name: str(c, 'name'),
+          owner_email: str(c, 'owner-email'),
           owner_password: await secret(c, 'owner-password'),
-          country: c.flags.country,
+          country: str(c, 'country'),
         }),
       }),
   },
@@ -94,73 +53,99 @@ export const COMMANDS: Command[] = [
     words: ['org', 'update'],
     args: ['org-id'],
     flags: {
-      entitlement: { hint: 'active|inactive' },
-      'retention-days': { hint: 'days|none' },
-      'account-rate-limit': { hint: 'requests/hour' },
+      entitlement: { hint: 'active|inactive', help: 'inactive: the API answers 402 to its keys' },
+      'retention-days': { hint: 'days|none', help: 'recordings older than this are deleted' },
+      'account-rate-limit': { hint: 'requests/hour', help: 'all keys of the organization together' },
       'max-active-subscriptions': { hint: 'n' },
       country: { hint: 'CC' },
       name: { hint: 'name' },
     },
     summary: "change an organization's settings",
     run: (c) => {
-      const retention = c.flags['retention-days'];
+      const retention = str(c, 'retention-days');
       const json = defined({
-        name: c.flags.name,
-        entitlement: c.flags.entitlement,
+        name: str(c, 'name'),
+        entitlement: str(c, 'entitlement'),
         retention_days: retention === 'none' || retention === 'null' ? null : int(c, 'retention-days'),
         account_rate_limit_per_hour: int(c, 'account-rate-limit'),
         max_active_subscriptions: int(c, 'max-active-subscriptions'),
-        country: c.flags.country,
+        country: str(c, 'country'),
       });
-      if (Object.keys(json).length === 0) throw usage('Nothing to change: give at least one setting flag.');
+      if (Object.keys(json).length === 0)
+        throw usageError('Nothing to change: give at least one setting flag.');
       return c.call({ method: 'PATCH', path: `/organizations/${enc(c.args[0])}`, json });
+    },
+  },
+  {
+    words: ['org', 'list'],
+    args: [],
+    flags: {
+      page: { hint: 'n', help: 'page number, 1-based (default 1)' },
+      limit: { hint: 'n', help: 'organizations per page, 1 to 100 (default 50)' },
+    },
+    summary: 'list organizations, oldest first',
+    run: (c) => {
+      const q = new URLSearchParams(
+        defined({ page: int(c, 'page')?.toString(), limit: int(c, 'limit')?.toString() }) as Record<
+          string,
+          string
+        >,
+      ).toString();
+      return c.call({ method: 'GET', path: `/organizations${q ? `?${q}` : ''}` });
     },
   },
   {
     words: ['user', 'create'],
     args: [],
     flags: {
-      org: { hint: 'org-id', required: true },
+      org,
       email: { hint: 'email', required: true },
-      password: { hint: 'password|-', required: true },
+      password: { hint: 'password|-', required: true, help: '"-" reads it from stdin' },
     },
     summary: 'add a user to an organization',
     run: async (c) =>
       c.call({
         method: 'POST',
-        path: `/organizations/${enc(c.flags.org!)}/users`,
-        json: { email: c.flags.email, password: await secret(c, 'password') },
+        path: `/organizations/${enc(req(c, 'org'))}/users`,
+        json: { email: str(c, 'email'), password: await secret(c, 'password') },
       }),
+  },
+  {
+    words: ['user', 'list'],
+    args: [],
+    flags: { org },
+    summary: "list an organization's users (owner first)",
+    run: (c) => c.call({ method: 'GET', path: `/organizations/${enc(req(c, 'org'))}/users` }),
   },
   {
     words: ['key', 'create'],
     args: [],
     flags: {
-      org: { hint: 'org-id', required: true },
-      scopes: { hint: 'read.calls,read.recordings', required: true },
-      user: { hint: 'user-id' },
-      'rate-limit': { hint: 'requests/hour' },
+      org,
+      scopes: { hint: 'read.calls,read.recordings', required: true, help: 'comma-separated' },
+      user: { hint: 'user-id', help: 'the user the key acts for (default: the owner)' },
+      'rate-limit': { hint: 'requests/hour', help: 'default 1000' },
       name: { hint: 'name' },
     },
     summary: 'create an API key (the key is printed only now)',
     run: (c) =>
       c.call({
         method: 'POST',
-        path: `/organizations/${enc(c.flags.org!)}/api-keys`,
+        path: `/organizations/${enc(req(c, 'org'))}/api-keys`,
         json: defined({
-          scopes: list(c.flags.scopes),
-          user_id: c.flags.user,
+          scopes: list(str(c, 'scopes')),
+          user_id: str(c, 'user'),
           rate_limit_per_hour: int(c, 'rate-limit'),
-          name: c.flags.name,
+          name: str(c, 'name'),
         }),
       }),
   },
   {
     words: ['key', 'list'],
     args: [],
-    flags: { org: { hint: 'org-id', required: true } },
+    flags: { org },
     summary: "list an organization's API keys (never the keys themselves)",
-    run: (c) => c.call({ method: 'GET', path: `/organizations/${enc(c.flags.org!)}/api-keys` }),
+    run: (c) => c.call({ method: 'GET', path: `/organizations/${enc(req(c, 'org'))}/api-keys` }),
   },
   {
     words: ['key', 'revoke'],
@@ -180,7 +165,7 @@ export const COMMANDS: Command[] = [
     run: (c) => {
       const mode = c.args[0];
       if (mode !== 'on' && mode !== 'off')
-        throw usage(`Use "maintenance on" or "maintenance off", not "${mode}".`);
+        throw usageError(`Use "maintenance on" or "maintenance off", not "${mode}".`);
       return c.call({ method: 'PUT', path: '/maintenance', json: { public_api_enabled: mode === 'off' } });
     },
   },
@@ -188,73 +173,115 @@ export const COMMANDS: Command[] = [
     words: ['tracker', 'create'],
     args: [],
     flags: {
-      org: { hint: 'org-id', required: true },
+      org,
       name: { hint: 'name', required: true },
-      terms: { hint: 'term,term', required: true },
+      terms: { hint: 'term,term', required: true, help: 'comma-separated words or phrases' },
     },
     summary: 'create a keyword tracker',
     run: (c) =>
       c.call({
         method: 'POST',
-        path: `/organizations/${enc(c.flags.org!)}/trackers`,
-        json: { name: c.flags.name, terms: list(c.flags.terms) },
+        path: `/organizations/${enc(req(c, 'org'))}/trackers`,
+        json: { name: str(c, 'name'), terms: list(str(c, 'terms')) },
       }),
   },
   {
-    words: ['call', 'create'],
+    words: ['contact', 'create'],
     args: [],
     flags: {
-      org: { hint: 'org-id', required: true },
-      direction: { hint: 'inbound|outbound', required: true },
-      'caller-phone': { hint: 'phone', required: true },
-      'customer-phone': { hint: 'phone' },
-      'company-phone': { hint: 'phone' },
-      'caller-name': { hint: 'name' },
-      'created-at': { hint: 'ISO date-time' },
-      'agent-user': { hint: 'user-id' },
-      'recording-mode': { hint: 'normal|no_recording' },
-      'crm-status': { hint: 'status' },
-      'review-status': { hint: 'status' },
-      'transcript-original': { hint: 'text' },
+      org,
+      phone: { hint: 'phone', required: true },
+      'first-name': { hint: 'name' },
+      'last-name': { hint: 'name' },
+      email: { hint: 'email' },
+      company: { hint: 'name' },
     },
-    summary: 'report a call (operator ingestion API)',
+    summary: 'create a contact (emits contact.created)',
     run: (c) =>
       c.call({
         method: 'POST',
-        path: `/organizations/${enc(c.flags.org!)}/calls`,
-        json: defined({
-          direction: c.flags.direction,
-          caller_phone: c.flags['caller-phone'],
-          customer_phone: c.flags['customer-phone'],
-          company_phone: c.flags['company-phone'],
-          caller_name: c.flags['caller-name'],
-          created_at: c.flags['created-at'],
-          agent_user_id: c.flags['agent-user'],
-          recording_mode: c.flags['recording-mode'],
-          crm_status: c.flags['crm-status'],
-          review_status: c.flags['review-status'],
-          transcript_original: c.flags['transcript-original'],
-        }),
+        path: `/organizations/${enc(req(c, 'org'))}/contacts`,
+        json: contactFields(c),
       }),
   },
   {
-    words: ['call', 'recording'],
-    args: ['call-id', 'file.mp3'],
-    flags: {},
-    summary: "upload a call's recording (MP3)",
-    run: async (c) => {
-      let bytes: Buffer;
-      try {
-        bytes = await readFile(c.args[1]);
-      } catch (err) {
-        throw usage(`cannot read ${c.args[1]}: ${(err as Error).message}`);
-      }
-      await c.call({
-        method: 'PUT',
-        path: `/calls/${enc(c.args[0])}/recording`,
-        body: { bytes, contentType: 'audio/mpeg' },
+    words: ['contact', 'update'],
+    args: ['contact-id'],
+    flags: {
+      phone: { hint: 'phone' },
+      'first-name': { hint: 'name', help: 'an empty value clears the field' },
+      'last-name': { hint: 'name' },
+      email: { hint: 'email' },
+      company: { hint: 'name' },
+      notes: { hint: 'text' },
+      tags: { hint: 'tag,tag', help: 'replaces the tags; "" clears them' },
+    },
+    summary: 'change a contact (emits contact.updated with the changed keys)',
+    run: (c) => {
+      const tags = str(c, 'tags');
+      const json = defined({
+        ...contactFields(c),
+        notes: str(c, 'notes'),
+        tags: tags === undefined ? undefined : (list(tags) ?? []),
       });
-      return { call_id: c.args[0], recording: 'stored', bytes: bytes.length };
+      if (Object.keys(json).length === 0)
+        throw usageError('Nothing to change: give at least one field flag.');
+      return c.call({ method: 'PATCH', path: `/contacts/${enc(c.args[0])}`, json });
     },
   },
+  {
+    words: ['telephony', 'set'],
+    args: [],
+    flags: {
+      org,
+      'account-sid': { hint: 'AC…', required: true, help: 'the Twilio account SID' },
+      'auth-token': {
+        hint: 'token|-',
+        required: true,
+        help: 'the Twilio auth token; "-" reads it from stdin (stored encrypted, never echoed)',
+      },
+    },
+    summary: "connect an organization's Twilio account",
+    run: async (c) =>
+      c.call({
+        method: 'PUT',
+        path: `/organizations/${enc(req(c, 'org'))}/telephony`,
+        json: {
+          provider: 'twilio',
+          account_sid: str(c, 'account-sid'),
+          auth_token: await secret(c, 'auth-token'),
+        },
+      }),
+  },
+  {
+    words: ['number', 'add'],
+    args: [],
+    flags: {
+      org,
+      number: { hint: 'E.164', required: true, help: 'the Twilio number, e.g. +14155550100' },
+      'ring-to': { hint: 'E.164', help: 'the phone the service rings; without it callers reach voicemail' },
+      'recording-mode': { hint: 'normal|no_recording' },
+    },
+    summary: 'assign a phone number to an organization',
+    run: (c) =>
+      c.call({
+        method: 'POST',
+        path: `/organizations/${enc(req(c, 'org'))}/phone-numbers`,
+        json: defined({
+          number: str(c, 'number'),
+          ring_to: str(c, 'ring-to'),
+          recording_mode: str(c, 'recording-mode'),
+        }),
+      }),
+  },
 ];
+
+function contactFields(c: CommandContext) {
+  return defined({
+    phone: str(c, 'phone'),
+    first_name: str(c, 'first-name'),
+    last_name: str(c, 'last-name'),
+    email: str(c, 'email'),
+    company: str(c, 'company'),
+  });
+}

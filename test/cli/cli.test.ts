@@ -127,6 +127,7 @@ test('org create, org update, user create, key create, key revoke and tracker cr
       max_active_subscriptions: 3,
       country: 'US',
       language: 'en',
+      recording_consent: { enabled: false, text: null, language: null },
       created_at: undefined,
     },
   );
@@ -298,7 +299,7 @@ test('wrong usage exits 2 with the usage line and sends nothing', async () => {
   assert.equal(unknownCommand.code, 2);
   assert.match(
     unknownCommand.stderr,
-    /unknown command "org delete"\. Did you mean: org create, org show, org update\?/,
+    /unknown command "org delete"\. Did you mean: org create, org show, org update, org list\?/,
   );
   const badRole = await run(['serve', '--role', 'db']);
   assert.equal(badRole.code, 2);
