@@ -65,6 +65,23 @@ export async function createUser(
   return { user_id: id };
 }
 
+export interface UserSummary {
+  user_id: string;
+  email: string;
+  role: UserRole;
+  created_at: string;
+}
+
+/** Every user of the organization, owners first, then oldest first (never a password hash). */
+export async function listUsers(q: Queryable, organizationId: string): Promise<UserSummary[]> {
+  const { rows } = await q.query<Omit<UserSummary, 'created_at'> & { created_at: Date }>(
+    `SELECT id AS user_id, email, role, created_at FROM users WHERE organization_id = $1
+      ORDER BY (role = 'owner') DESC, created_at, id`,
+    [organizationId],
+  );
+  return rows.map((r) => ({ ...r, created_at: r.created_at.toISOString() }));
+}
+
 /** The organization's owner (the first one when there are several), or null. */
 export async function findOwner(q: Queryable, organizationId: string): Promise<string | null> {
   const { rows } = await q.query<{ id: string }>(

@@ -3,6 +3,7 @@ import type { Deps } from '../../../deps.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { consoleAuth } from './auth.ts';
 import { deliveryRoutes } from './deliveries.ts';
+import { listenRoutes } from './listen.ts';
 import { rotationRoutes } from './rotations.ts';
 import { loginRoute, sessionRoutes } from './session.ts';
 import { subscriptionRoutes } from './webhook-subscriptions.ts';
@@ -29,6 +30,7 @@ export function consoleRoutes(deps: Deps): FastifyPluginAsync {
           await authed.register(subscriptionRoutes(deps));
           await authed.register(rotationRoutes(deps));
           await authed.register(deliveryRoutes(deps));
+          await authed.register(listenRoutes(deps));
         });
       },
       { prefix: '/api' },

@@ -26,25 +26,45 @@ const loginBody = z.object({
 
 export const isSecureOrigin = (deps: Deps) => deps.config.publicBaseUrl.startsWith('https:');
 
+/**
+ * Checks an e-mail and password under the login throttle and opens a session: the one sign-in of
+ * the JSON console and the sign-in page. Throws 429 RATE_LIMITED (with retryAfterSeconds) at a
+ * throttle cap, 401 UNAUTHORIZED for a wrong e-mail or password (one message for both).
+ */
+export async function signIn(
+  deps: Deps,
+  ip: string,
+  email: string,
+  password: string,
+): Promise<{ userId: string; organizationId: string; cookieValue: string; csrfToken: string }> {
+  const now = deps.clock.now();
+  // The attempt takes its slot before the password is checked (login-throttle.ts): 429 at a cap.
+  const slot = await takeLoginSlot(deps.db, ip, email, now);
+  const { rows } = await deps.db.query<{ id: string; organization_id: string; password_hash: string }>(
+    'SELECT id, organization_id, password_hash FROM users WHERE lower(email) = $1',
+    [email.trim().toLowerCase()],
+  );
+  const user = rows[0];
+  const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
+  if (!user || !ok) throw unauthorized(WRONG_CREDENTIALS);
+  await releaseLoginSlot(deps.db, slot);
+  const s = await createSession(deps.db, { userId: user.id, organizationId: user.organization_id, now });
+  return {
+    userId: user.id,
+    organizationId: user.organization_id,
+    cookieValue: s.cookieValue,
+    csrfToken: s.csrfToken,
+  };
+}
+
 /** POST /login (no session needed) — registered outside the session hook. */
 export function loginRoute(deps: Deps): FastifyPluginAsync {
   return async (app) => {
     app.post('/login', async (req, reply) => {
       const { email, password } = parseInput(loginBody, req.body ?? {});
-      const now = deps.clock.now();
-      // The attempt takes its slot before the password is checked (login-throttle.ts): 429 at a cap.
-      const slot = await takeLoginSlot(deps.db, req.ip, email, now);
-      const { rows } = await deps.db.query<{ id: string; organization_id: string; password_hash: string }>(
-        'SELECT id, organization_id, password_hash FROM users WHERE lower(email) = $1',
-        [email.trim().toLowerCase()],
-      );
-      const user = rows[0];
-      const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
-      if (!user || !ok) throw unauthorized(WRONG_CREDENTIALS);
-      await releaseLoginSlot(deps.db, slot);
-      const s = await createSession(deps.db, { userId: user.id, organizationId: user.organization_id, now });
+      const s = await signIn(deps, req.ip, email, password);
       reply.header('set-cookie', sessionCookie(s.cookieValue, isSecureOrigin(deps)));
-      return { user_id: user.id, organization_id: user.organization_id, csrf_token: s.csrfToken };
+      return { user_id: s.userId, organization_id: s.organizationId, csrf_token: s.csrfToken };
     });
   };
 }

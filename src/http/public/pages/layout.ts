@@ -1,0 +1,98 @@
+import type { FastifyReply } from 'fastify';
+import { renderToString } from 'preact-render-to-string';
+import type { PageUser } from './guard.ts';
+import { type ComponentChildren, html, type VNode } from './html.ts';
+import { SECURITY_HEADERS } from './security.ts';
+import { CsrfField } from './ui.ts';
+
+/** The sections of the main navigation; a page names the one it belongs to. */
+export const NAV = [
+  { key: 'calls', label: 'Calls', href: '/app/calls' },
+  { key: 'contacts', label: 'Contacts', href: '/app/contacts' },
+  { key: 'trackers', label: 'Trackers', href: '/app/trackers' },
+  { key: 'integrations', label: 'Integrations', href: '/app/settings/integrations' },
+  { key: 'settings', label: 'Settings', href: '/app/settings/organization' },
+] as const;
+export type NavKey = (typeof NAV)[number]['key'];
+
+/** A message at the top of a page: `ok` is announced politely, `error` as an alert. */
+export interface Notice {
+  kind: 'ok' | 'error';
+  text: string;
+}
+
+export interface PageOptions {
+  /** the page's <h1> and <title> */
+  title: string;
+  /** the signed-in user; null on the sign-in page and error pages of signed-out visitors */
+  user: PageUser | null;
+  /** the navigation entry to mark as current */
+  nav?: NavKey;
+  notice?: Notice | null;
+  /** HTTP status of the answer (200 unless told) */
+  status?: number;
+  body: ComponentChildren;
+}
+
+function Layout(p: PageOptions): VNode {
+  const { user } = p;
+  return html`<html lang="en">
+    <head>
+      <meta charset="utf-8" />
+      <meta name="viewport" content="width=device-width, initial-scale=1" />
+      <title>${p.title} · Call Capture</title>
+      <link rel="stylesheet" href="/app/assets/app.css" />
+      <script type="module" src="/app/assets/app.js"></script>
+    </head>
+    <body>
+      <a class="skip" href="#main">Skip to content</a>
+      <header class="top">
+        <a class="brand" href="/app/calls">Call Capture</a>
+        ${
+          user &&
+          html`<nav aria-label="Main">
+            <ul>
+              ${NAV.map(
+                (n) =>
+                  html`<li><a href=${n.href} aria-current=${n.key === p.nav ? 'page' : undefined}>${n.label}</a></li>`,
+              )}
+            </ul>
+          </nav>
+          <form method="post" action="/app/logout" class="signout">
+            <${CsrfField} user=${user} />
+            <button type="submit">Sign out</button>
+          </form>`
+        }
+      </header>
+      <main id="main" tabindex="-1">
+        <h1>${p.title}</h1>
+        ${
+          p.notice &&
+          html`<p class=${`notice ${p.notice.kind}`} role=${p.notice.kind === 'error' ? 'alert' : 'status'}>
+            ${p.notice.text}
+          </p>`
+        }
+        ${p.body}
+      </main>
+      ${
+        user &&
+        html`<footer>
+          Signed in as ${user.email} (${user.role}) · ${user.organizationName}
+        </footer>`
+      }
+    </body>
+  </html>`;
+}
+
+/**
+ * Renders a whole page into the reply: the layout around `body`, the security headers, no caching
+ * (pages carry CSRF tokens and sometimes a secret shown once).
+ */
+export function renderPage(reply: FastifyReply, opts: PageOptions): FastifyReply {
+  return reply
+    .code(opts.status ?? 200)
+    .headers(SECURITY_HEADERS)
+    .header('cache-control', 'no-store')
+    .type('text/html; charset=utf-8')
+    .send(`<!doctype html>${renderToString(Layout(opts))}`);
+}

@@ -1,0 +1,118 @@
+/**
+ * Browser tests of the web app: Debian's Chromium (/usr/bin/chromium) driven by playwright-core.
+ *
+ *   const browser = await startBrowser();            // one per test file; `after(() => browser.close())`
+ *   const origin = await serve(h);                   // h.app on 127.0.0.1:<random port>: "http://127.0.0.1:PORT"
+ *   const page = await newPage(browser);             // a fresh context: own cookies, no session
+ *   await signIn(page, origin, email);               // through the sign-in form (PASSWORD by default)
+ *   const csp = watchCsp(page);                      // CSP violations the page reports; expect [] at the end
+ *   await checkA11y(page, 'calls list');             // axe-core: fails on any serious or critical violation
+ *   await screenshot(page, 'calls-list');            // docs/console/calls-list.png (full page, 1024 px wide)
+ *
+ * The browser runs headless with --no-sandbox --disable-gpu --disable-background-networking
+ * --disable-component-update --no-first-run; launch() gives it a fresh temporary profile (user-data
+ * dir), deleted when it closes. Use a harness made with `createHarness(BROWSER_ENV)`: an http
+ * PUBLIC_BASE_URL, so the session cookie is not marked Secure for the plain-http test origin
+ * (Secure on https is tested without a browser).
+ *
+ * axe-core is injected with page.evaluate (the DevTools protocol), which the page's strict
+ * Content-Security-Policy does not govern, so the pages are checked with their real headers on.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { PASSWORD } from './console.ts';
+import type { Harness } from './harness.ts';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const BROWSER_ENV = { PUBLIC_BASE_URL: 'http://127.0.0.1' };
+
+const root = resolve(import.meta.dirname, '../..');
+export const SCREENSHOT_DIR = join(root, 'docs/console');
+
+export async function startBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--autoplay-policy=no-user-gesture-required',
+    ],
+  });
+}
+
+/** Starts the harness's public app on a random loopback port; h.close() stops it. */
+export async function serve(h: Harness): Promise<string> {
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = h.app.server.address() as AddressInfo;
+  return `http://127.0.0.1:${port}`;
+}
+
+/** A page in a fresh browser context (no cookies), 1024×768, English. */
+export async function newPage(browser: Browser): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1024, height: 768 }, locale: 'en-US' });
+  return context.newPage();
+}
+
+/** Signs in through the form at /app/login and waits for the page it leads to. */
+export async function signIn(page: Page, origin: string, email: string, password = PASSWORD): Promise<void> {
+  await page.goto(`${origin}/app/login`);
+  await fillSignIn(page, email, password);
+}
+
+/** Fills and sends the sign-in form of the current page (for a sign-in page reached by a redirect). */
+export async function fillSignIn(page: Page, email: string, password = PASSWORD): Promise<void> {
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await Promise.all([
+    page.waitForURL((u) => !u.pathname.startsWith('/app/login')),
+    page.getByRole('button', { name: 'Sign in' }).click(),
+  ]);
+}
+
+/** Collects the Content-Security-Policy violations the page reports from now on. */
+export function watchCsp(page: Page): string[] {
+  const seen: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) seen.push(m.text());
+  });
+  return seen;
+}
+
+const AXE_SOURCE = readFileSync(join(root, 'node_modules/axe-core/axe.min.js'), 'utf8');
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/** Runs axe-core on the current page; throws listing every serious or critical violation. */
+export async function checkA11y(page: Page, what: string): Promise<void> {
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    // biome-ignore lint/suspicious/noExplicitAny: axe is injected into the page at run time
+    const axe = (globalThis as any).axe;
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations as AxeViolation[];
+  });
+  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  if (bad.length > 0) {
+    const lines = bad.map(
+      (v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+    );
+    throw new Error(`axe found ${bad.length} serious/critical violation(s) on ${what}:\n${lines.join('\n')}`);
+  }
+}
+
+/** Saves a full-page screenshot as docs/console/<name>.png (docs/console.md shows them). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}

@@ -1,0 +1,223 @@
+/** The pages at the HTTP level (no browser): cookies, redirects, headers, escaping, refusals. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { safeNext } from '../../src/http/public/pages/next-path.ts';
+import { CONTENT_SECURITY_POLICY, SECURITY_HEADERS } from '../../src/http/public/pages/security.ts';
+import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/console.ts';
+import { insertCall } from '../helpers/fixtures.ts';
+import { createHarness, type Harness } from '../helpers/harness.ts';
+
+let h: Harness;
+let email: string;
+let orgId: string;
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+before(async () => {
+  h = await createHarness(); // PUBLIC_BASE_URL is https://calls.example.test
+  ({ email, orgId } = await orgWithLogin(h.db, cheapPasswordHash()));
+});
+after(() => h?.close());
+
+/** Signs in through the form; returns the session cookie and the page CSRF token. */
+async function signIn(): Promise<{ cookie: string; csrf: string; setCookie: string }> {
+  const form = await h.app.inject({ url: '/app/login' });
+  const token = /name="_csrf" value="([^"]+)"/.exec(form.body)![1]!;
+  const pre = String(form.headers['set-cookie']).split(';')[0]!;
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/app/login',
+    headers: { ...FORM, cookie: pre },
+    payload: new URLSearchParams({ _csrf: token, email, password: PASSWORD }).toString(),
+  });
+  assert.equal(res.statusCode, 303);
+  const setCookie = (res.headers['set-cookie'] as string[])[0]!;
+  const cookie = setCookie.split(';')[0]!;
+  const page = await h.app.inject({ url: '/app/calls', headers: { cookie } });
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+  return { cookie, csrf, setCookie };
+}
+
+test('cookies are HttpOnly, SameSite=Lax and Secure when PUBLIC_BASE_URL is https', async () => {
+  const form = await h.app.inject({ url: '/app/login' });
+  assert.match(
+    String(form.headers['set-cookie']),
+    /^cc_login_csrf=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Lax; Path=\/app\/login; Secure$/,
+  );
+  const { setCookie } = await signIn();
+  assert.match(setCookie, /^cc_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Lax; Path=\/; Secure$/);
+});
+
+test('safeNext keeps web-app paths and turns everything else into /app/calls', () => {
+  const cases: [unknown, string][] = [
+    ['/app/calls/6f1c?x=1', '/app/calls/6f1c?x=1'],
+    ['/app', '/app'],
+    ['/app/settings/integrations', '/app/settings/integrations'],
+    ['//evil.example', '/app/calls'],
+    ['///evil.example', '/app/calls'],
+    ['/\\evil.example', '/app/calls'],
+    ['https://evil.example/app', '/app/calls'],
+    ['http:/app', '/app/calls'],
+    ['javascript:alert(1)', '/app/calls'],
+    ['/app/api/session', '/app/calls'],
+    ['/app/login?next=//evil', '/app/calls'],
+    ['/app/%2F%2Fevil.example', '/app/%2F%2Fevil.example'],
+    ['/app/../../evil', '/app/calls'],
+    ['/app\t/calls', '/app/calls'],
+    ['/api/v1/calls', '/app/calls'],
+    ['', '/app/calls'],
+    [undefined, '/app/calls'],
+    [['/app/calls'], '/app/calls'],
+  ];
+  for (const [raw, want] of cases) assert.equal(safeNext(raw), want, String(raw));
+});
+
+test('signed out: a page redirects to sign-in with next, a form post to sign-in alone', async () => {
+  const callId = await insertCall(h.db, { orgId });
+  const get = await h.app.inject({ url: `/app/calls/${callId}?x=1` });
+  assert.equal(get.statusCode, 303);
+  assert.equal(get.headers.location, `/app/login?next=${encodeURIComponent(`/app/calls/${callId}?x=1`)}`);
+  const post = await h.app.inject({
+    method: 'POST',
+    url: `/app/calls/${callId}/trash`,
+    headers: FORM,
+    payload: '',
+  });
+  assert.equal(post.statusCode, 303);
+  assert.equal(post.headers.location, '/app/login');
+  const home = await h.app.inject({ url: '/app' });
+  assert.equal(home.statusCode, 303);
+  assert.equal(home.headers.location, '/app/calls');
+});
+
+test('every page answer carries the security headers: pages, errors, 404s, assets', async () => {
+  const { cookie } = await signIn();
+  for (const [url, status] of [
+    ['/app/login', 200],
+    ['/app/calls', 200],
+    ['/app/calls/not-a-uuid', 404],
+    ['/app/no-such-page', 404],
+    ['/app/assets/app.css', 200],
+    ['/app/assets/app.js', 200],
+    ['/app/assets/nope.js', 404],
+  ] as const) {
+    const res = await h.app.inject({ url, headers: url === '/app/login' ? {} : { cookie } });
+    assert.equal(res.statusCode, status, url);
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) assert.equal(res.headers[k], v, `${url} ${k}`);
+  }
+  assert.equal(CONTENT_SECURITY_POLICY.includes('unsafe-inline'), false);
+  const css = await h.app.inject({ url: '/app/assets/app.css' });
+  assert.equal(css.headers['content-type'], 'text/css; charset=utf-8');
+  const js = await h.app.inject({ url: '/app/assets/copy.js' });
+  assert.equal(js.headers['content-type'], 'text/javascript; charset=utf-8');
+  const page = await h.app.inject({ url: '/app/calls', headers: { cookie } });
+  assert.equal(page.headers['cache-control'], 'no-store');
+  assert.doesNotMatch(page.body, /style=|<style|<script>|\son[a-z]+=/i);
+});
+
+test('under /app/api an unknown route keeps the JSON error shape', async () => {
+  const res = await h.app.inject({ url: '/app/api/nothing' });
+  assert.equal(res.statusCode, 404);
+  assert.equal(res.json().error.code, 'NOT_FOUND');
+});
+
+test('stored text is escaped on the pages', async () => {
+  const { cookie } = await signIn();
+  const id = await insertCall(h.db, { orgId, callerName: '<script>alert(1)</script>"><img src=x>' });
+  const res = await h.app.inject({ url: `/app/calls/${id}`, headers: { cookie } });
+  assert.equal(res.statusCode, 200);
+  assert.ok(!res.body.includes('<script>alert(1)'));
+  assert.ok(!res.body.includes('<img src=x>'));
+  assert.ok(res.body.includes('Call from &lt;script>alert(1)&lt;/script>&quot;>&lt;img src=x>'));
+});
+
+test('form posts: CSRF refused with 403, a bad field with 400, a huge body with 413 — each a page', async () => {
+  const { cookie, csrf } = await signIn();
+  const id = await insertCall(h.db, { orgId });
+  const noToken = await h.app.inject({
+    method: 'POST',
+    url: `/app/calls/${id}/trash`,
+    headers: { ...FORM, cookie },
+    payload: '',
+  });
+  assert.equal(noToken.statusCode, 403);
+  assert.match(noToken.headers['content-type'] as string, /^text\/html/);
+  const bad = await h.app.inject({
+    method: 'POST',
+    url: `/app/calls/${id}/status`,
+    headers: { ...FORM, cookie },
+    payload: new URLSearchParams({ _csrf: csrf, crm_status: 'won' }).toString(),
+  });
+  assert.equal(bad.statusCode, 400);
+  assert.match(bad.body, /Choose a CRM status: New, To call, Contacted, Qualified\./);
+  const past = await h.app.inject({
+    method: 'POST',
+    url: `/app/calls/${id}/schedule-deletion`,
+    headers: { ...FORM, cookie },
+    payload: new URLSearchParams({
+      _csrf: csrf,
+      reason: 'consent_withdrawn',
+      delete_on: '2026-06-15',
+    }).toString(),
+  });
+  assert.equal(past.statusCode, 400);
+  assert.match(past.body, /Choose a deletion date after today\./);
+  const eraseUnconfirmed = await h.app.inject({
+    method: 'POST',
+    url: `/app/calls/${id}/erase`,
+    headers: { ...FORM, cookie },
+    payload: new URLSearchParams({ _csrf: csrf }).toString(),
+  });
+  assert.equal(eraseUnconfirmed.statusCode, 400);
+  const huge = await h.app.inject({
+    method: 'POST',
+    url: `/app/calls/${id}/status`,
+    headers: { ...FORM, cookie },
+    payload: `_csrf=${csrf}&x=${'a'.repeat(70_000)}`,
+  });
+  assert.equal(huge.statusCode, 413);
+  assert.match(huge.headers['content-type'] as string, /^text\/html/);
+  const ok = await h.app.inject({
+    method: 'POST',
+    url: `/app/calls/${id}/status`,
+    headers: { ...FORM, cookie },
+    payload: new URLSearchParams({ _csrf: csrf, crm_status: 'qualified', review_status: '' }).toString(),
+  });
+  assert.equal(ok.statusCode, 303);
+  assert.equal(ok.headers.location, `/app/calls/${id}?done=statuses`);
+});
+
+test('the JSON console login still works beside the sign-in page (one signIn underneath)', async () => {
+  const res = await h.app.inject({
+    method: 'POST',
+    url: '/app/api/login',
+    payload: { email, password: PASSWORD },
+  });
+  assert.equal(res.statusCode, 200);
+  const wrong = await h.app.inject({
+    method: 'POST',
+    url: '/app/api/login',
+    payload: { email, password: 'nope nope' },
+  });
+  assert.equal(wrong.statusCode, 401);
+  assert.equal(wrong.json().error.message, 'Wrong e-mail or password.');
+});
+
+test('a JSON body posted to a page is a 400 page, never a 500', async () => {
+  const login = await h.app.inject({
+    method: 'POST',
+    url: '/app/login',
+    payload: { email: 123, password: ['a'] },
+  });
+  assert.equal(login.statusCode, 400);
+  assert.match(login.headers['content-type'] as string, /^text\/html/);
+  const { cookie, csrf } = await signIn();
+  const id = await insertCall(h.db, { orgId });
+  const res = await h.app.inject({
+    method: 'POST',
+    url: `/app/calls/${id}/schedule-deletion`,
+    headers: { cookie },
+    payload: { _csrf: csrf, reason: 'consent_withdrawn', delete_on: 20260701 },
+  });
+  assert.equal(res.statusCode, 400);
+  assert.match(res.body, /Field &quot;delete_on&quot; must be text\.|Field "delete_on" must be text\./);
+});
