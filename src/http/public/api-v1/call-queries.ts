@@ -29,8 +29,14 @@ export const callByIdPiggyback: Piggyback = {
          WHERE c.id = $7::uuid AND c.organization_id = a.organization_id AND c.erased_at IS NULL`,
 };
 
-/** LIKE pattern matching strings that start with `prefix`, wildcards in it escaped. */
-export const likePrefix = (prefix: string): string => `${prefix.replace(/[\\%_]/g, '\\$&')}%`;
+/**
+ * The byte-wise range of the strings that start with a non-empty digit string: [prefix, upper),
+ * upper being the prefix with its last character's code + 1 ('9' + 1 = ':', still above every digit).
+ */
+export function prefixRange(prefix: string): [string, string] {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  return [prefix, prefix.slice(0, -1) + String.fromCharCode(last + 1)];
+}
 
 /** The calls columns COLUMNS reads, plus organization_id for the analysis join. */
 const CALL_COLUMNS = `c.id, c.organization_id, c.direction, c.caller_phone, c.customer_phone_e164,
@@ -52,8 +58,8 @@ const NEWEST_FIRST = 'ORDER BY c.created_at DESC, c.id DESC';
 /**
  * One page, newest first; created_at DESC, id DESC is a total order, so pages never overlap or skip
  * when several calls share a created_at. Fetches limit + 1 rows so has_more is exact.
- * Page 1 uses a constant-capped subquery and one prepared statement per filter combination, the
- * phone filter goes unnamed; why: docs/benchmarks.md (REST API, "What moved GET /calls").
+ * Page 1 uses a constant-capped subquery and one prepared statement per filter combination (the
+ * phone filter's prefix is a range, so it is named too); why: docs/benchmarks.md (REST API).
  */
 export async function listCalls(
   db: Queryable,
@@ -73,12 +79,17 @@ export async function listCalls(
   if (f.direction) add('d', (p) => `c.direction = ${p}::text`, f.direction);
   if (f.status) add('s', (p) => `c.crm_status = ${p}::text`, f.status);
   if (f.phoneDigits) {
-    // Trailing digits of the E.164 number = leading digits of its reversed digits (indexed prefix scan).
+    // Trailing digits of the E.164 number = leading digits of its reversed digits: a prefix, asked as
+    // the byte-wise range [prefix, prefix with its last digit + 1) — the operators of the
+    // text_pattern_ops index — so a generic plan scans the phone index whatever the digits are
+    // (a LIKE pattern is index-able only when known at planning time).
     const ors = f.phoneDigits.map((digits) => {
-      params.push(likePrefix(digits.split('').reverse().join('')));
-      return `c.customer_phone_rdigits LIKE $${params.length}::text`;
+      const [from, below] = prefixRange(digits.split('').reverse().join(''));
+      params.push(from, below);
+      return `(c.customer_phone_rdigits ~>=~ $${params.length - 1}::text AND c.customer_phone_rdigits ~<~ $${params.length}::text)`;
     });
     where.push(`(${ors.join(' OR ')})`);
+    shape += `p${ors.length}`;
   }
   const calls = `SELECT ${CALL_COLUMNS} FROM calls c WHERE ${where.join(' AND ')} ${NEWEST_FIRST}`;
   let sql: string;
@@ -92,7 +103,7 @@ export async function listCalls(
     sql = `SELECT ${COLUMNS} FROM (${calls} LIMIT $${n - 2}::int OFFSET ($${n}::bigint - 1) * $${n - 1}::int) c
       ${ANALYSIS_JOIN} ${NEWEST_FIRST}`;
   }
-  const name = f.phoneDigits ? undefined : `api_list_calls_v2_${f.page === 1 ? 'first' : 'later'}_${shape}`;
+  const name = `api_list_calls_v3_${f.page === 1 ? 'first' : 'later'}_${shape}`;
   const { rows } = await db.query<CallViewRow>(sql, params, { name });
   const hasMore = rows.length > f.limit;
   return { rows: hasMore ? rows.slice(0, f.limit) : rows, hasMore };

@@ -1,0 +1,164 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Deps } from '../../../deps.ts';
+import type { CallViewRow } from '../../../domain/call-view.ts';
+import { CRM_STATUSES, DIRECTIONS } from '../../../domain/values.ts';
+import { AppError } from '../../../errors.ts';
+import { listCalls } from '../api-v1/call-queries.ts';
+import { type ListCallsFilter, readListCallsQuery } from '../api-v1/calls-params.ts';
+import { callPage } from './call-page.ts';
+import { requireUser } from './guard.ts';
+import { html, type VNode } from './html.ts';
+import { type Notice, renderPage } from './layout.ts';
+import { formatDuration, Time, words } from './ui.ts';
+
+/** Calls per page of the list. */
+export const PAGE_SIZE = 25;
+
+/** The filters of the list page: the REST API's (GET /api/v1/calls), by the same names. */
+const FILTERS = ['dateFrom', 'dateTo', 'direction', 'status', 'phone'] as const;
+type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
+
+/** The query string of the list page: its known filters, empty fields dropped (a form sends them all). */
+function readFilters(url: string): { filters: Filters; page: number } {
+  const q = url.indexOf('?');
+  const search = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+  const filters: Filters = {};
+  for (const name of FILTERS) {
+    const v = search.get(name)?.trim();
+    if (v) filters[name] = v.slice(0, 100);
+  }
+  const page = Number(search.get('page') ?? '1');
+  return { filters, page: Number.isSafeInteger(page) && page >= 1 ? page : 1 };
+}
+
+const listHref = (filters: Filters, page: number): string => {
+  const p = new URLSearchParams(filters as Record<string, string>);
+  if (page > 1) p.set('page', String(page));
+  const s = p.toString();
+  return s ? `/app/calls?${s}` : '/app/calls';
+};
+
+/** The filter form: a GET form, so the filtered list has an address one can bookmark or share. */
+function FilterForm({ filters }: { filters: Filters }): VNode {
+  return html`<form method="get" action="/app/calls" class="filters" role="search" aria-label="Filter calls">
+    <div>
+      <label for="f-from">From (date)</label>
+      <input type="date" id="f-from" name="dateFrom" value=${filters.dateFrom ?? ''} />
+    </div>
+    <div>
+      <label for="f-to">To (date)</label>
+      <input type="date" id="f-to" name="dateTo" value=${filters.dateTo ?? ''} />
+    </div>
+    <div>
+      <label for="f-direction">Direction</label>
+      <select id="f-direction" name="direction">
+        <option value="">Any</option>
+        ${DIRECTIONS.map((d) => html`<option value=${d} selected=${filters.direction === d}>${words(d)}</option>`)}
+      </select>
+    </div>
+    <div>
+      <label for="f-status">CRM status</label>
+      <select id="f-status" name="status">
+        <option value="">Any</option>
+        ${CRM_STATUSES.map((s) => html`<option value=${s} selected=${filters.status === s}>${words(s)}</option>`)}
+      </select>
+    </div>
+    <div>
+      <label for="f-phone">Phone number</label>
+      <input type="search" id="f-phone" name="phone" value=${filters.phone ?? ''} inputmode="tel"
+        aria-describedby="f-phone-hint" />
+      <small id="f-phone-hint" class="muted">Any spelling: +1 (415) 555-2671, 4155552671…</small>
+    </div>
+    <div class="actions">
+      <button type="submit">Filter</button>
+      <a href="/app/calls">Clear</a>
+    </div>
+  </form>`;
+}
+
+const customerOf = (r: CallViewRow): string =>
+  r.caller_name ??
+  (typeof r.tp_caller_name === 'string' ? r.tp_caller_name : null) ??
+  r.customer_phone_national ??
+  r.customer_phone_e164 ??
+  'Unknown caller';
+
+function CallsTable({ rows }: { rows: CallViewRow[] }): VNode {
+  return html`<table class="calls">
+    <caption class="muted">Newest first</caption>
+    <thead>
+      <tr>
+        <th scope="col">When</th>
+        <th scope="col">Customer</th>
+        <th scope="col">Direction</th>
+        <th scope="col">Number</th>
+        <th scope="col">Duration</th>
+        <th scope="col">CRM status</th>
+        <th scope="col">Review</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${rows.map(
+        (r) => html`<tr>
+          <td><a href=${`/app/calls/${r.id}`}><${Time} at=${r.created_at} /></a></td>
+          <td>${customerOf(r)}${
+            r.customer_phone_e164 && customerOf(r) !== r.customer_phone_national
+              ? html`<br /><span class="muted">${r.customer_phone_national ?? r.customer_phone_e164}</span>`
+              : null
+          }</td>
+          <td>${words(r.direction)}</td>
+          <td>${r.company_phone_e164 ?? '—'}</td>
+          <td>${formatDuration(r.duration === null ? null : Number(r.duration))}</td>
+          <td>${words(r.crm_status)}</td>
+          <td>${r.review_status ? words(r.review_status) : '—'}</td>
+        </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+/** GET /app/calls (the list, REST filters, pages, newest first) and the call pages (call-page.ts). */
+export function callPages(deps: Deps): FastifyPluginAsync {
+  return async (app) => {
+    app.get('/calls', async (req, reply) => {
+      const user = requireUser(req);
+      const { filters, page } = readFilters(req.url);
+      let filter: ListCallsFilter | null = null;
+      let notice: Notice | null = null;
+      try {
+        const query = new URLSearchParams({ ...filters, page: String(page), limit: String(PAGE_SIZE) });
+        filter = readListCallsQuery(`/?${query}`);
+      } catch (err) {
+        if (!(err instanceof AppError) || err.code !== 'BAD_REQUEST') throw err;
+        notice = { kind: 'error', text: err.message.replace(/query parameter /gi, 'filter ') };
+      }
+      if (!notice && (req.query as Record<string, unknown>).done === 'erased') {
+        notice = { kind: 'ok', text: 'The call was erased.' };
+      }
+      const result = filter
+        ? await listCalls(deps.db, user.session.organizationId, filter)
+        : { rows: [], hasMore: false };
+      const pager = html`<nav class="pager" aria-label="Pages">
+        <span>${page > 1 ? html`<a href=${listHref(filters, page - 1)} rel="prev">Newer calls</a>` : null}</span>
+        <span>Page ${page}</span>
+        <span>${result.hasMore ? html`<a href=${listHref(filters, page + 1)} rel="next">Older calls</a>` : null}</span>
+      </nav>`;
+      return renderPage(reply, {
+        title: 'Calls',
+        user,
+        nav: 'calls',
+        status: notice?.kind === 'error' ? 400 : 200,
+        notice,
+        body: html`<${FilterForm} filters=${filters} />
+          ${
+            result.rows.length === 0
+              ? html`<p>${Object.keys(filters).length > 0 ? 'No calls match these filters.' : 'No calls yet.'}</p>`
+              : html`<${CallsTable} rows=${result.rows} />`
+          }
+          ${pager}`,
+      });
+    });
+
+    await app.register(callPage(deps));
+  };
+}
