@@ -114,6 +114,8 @@ export async function updateContact(
   deps: Deps,
   contactId: string,
   patch: ContactPatch,
+  /** the console passes the session's organization: a contact of another one is 404 */
+  organizationId?: string,
 ): Promise<ContactView> {
   if (!EDITABLE_CONTACT_FIELDS.some((f) => patch[f] !== undefined)) {
     throw badRequest(`Send at least one of the fields ${EDITABLE_CONTACT_FIELDS.join(', ')}.`);
@@ -124,7 +126,9 @@ export async function updateContact(
       contactId,
     ]);
     const before = rows[0];
-    if (!before) throw notFound(`No contact ${contactId}.`);
+    if (!before || (organizationId !== undefined && before.organization_id !== organizationId)) {
+      throw notFound(`No contact ${contactId}.`);
+    }
     const wanted = patch.tags ? { ...patch, tags: normalizeTags(patch.tags) } : patch;
     const diff = contactDiff(before, wanted);
     if (Object.keys(diff).length === 0) return view(before);
@@ -162,4 +166,41 @@ export async function updateContact(
     });
     return view(after);
   });
+}
+
+export const CONTACT_LIST_MAX_LIMIT = 100;
+
+/**
+ * Contacts of one organization for the web app: newest first, offset pages (the list is small and
+ * browsed by people), optionally filtered by a search over name, company, e-mail and phone.
+ */
+export async function listContacts(
+  q: Queryable,
+  organizationId: string,
+  f: { search?: string; limit: number; offset: number },
+): Promise<{ items: ContactView[]; has_more: boolean }> {
+  const search = f.search?.trim() ? `%${f.search.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+  const { rows } = await q.query<ContactRow>(
+    `SELECT * FROM contacts
+      WHERE organization_id = $1
+        AND ($2::text IS NULL OR concat_ws(' ', first_name, last_name, company, email, phone, phone_e164) ILIKE $2)
+      ORDER BY created_at DESC, id DESC
+      LIMIT $3 OFFSET $4`,
+    [organizationId, search, f.limit + 1, f.offset],
+  );
+  return { items: rows.slice(0, f.limit).map(view), has_more: rows.length > f.limit };
+}
+
+/** One contact of the organization, or null (unknown id, another organization's, not a UUID). */
+export async function getContact(
+  q: Queryable,
+  organizationId: string,
+  id: string,
+): Promise<ContactView | null> {
+  if (!isUuid(id)) return null;
+  const { rows } = await q.query<ContactRow>(
+    'SELECT * FROM contacts WHERE id = $1 AND organization_id = $2',
+    [id, organizationId],
+  );
+  return rows[0] ? view(rows[0]) : null;
 }

@@ -1,0 +1,180 @@
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { type ContactView, getContact, listContacts, updateContact } from '../../../contacts/contacts.ts';
+import { EDITABLE_CONTACT_FIELDS } from '../../../contacts/diff.ts';
+import { updateContactSchema } from '../../../contacts/schemas.ts';
+import type { Deps } from '../../../deps.ts';
+import { notFound, parseInput } from '../../../errors.ts';
+import { formOf } from './form.ts';
+import { type PageUser, requireUser, seeOther } from './guard.ts';
+import { html, type VNode } from './html.ts';
+import { type Notice, renderPage } from './layout.ts';
+import { doneNotice, formError, textField } from './settings/shared.ts';
+import { CsrfField, Time } from './ui.ts';
+
+/**
+ * /app/contacts: the organization's contacts (search, pages) and /app/contacts/{id}: the edit form.
+ * A save changes only what differs and emits contact.updated with exactly those keys (the same
+ * service as PATCH /admin/v1/contacts/{id}); a save that changes nothing emits nothing.
+ */
+const PAGE_SIZE = 25;
+const DONE: Record<string, string> = {
+  saved: 'Contact saved. Subscribed receivers get a contact.updated event with the changed fields.',
+  unchanged: 'Nothing changed, so no event was sent.',
+};
+
+const fullName = (c: ContactView) => [c.first_name, c.last_name].filter(Boolean).join(' ');
+
+function ContactList(p: { items: ContactView[]; q: string; page: number; hasMore: boolean }): VNode {
+  const link = (page: number) =>
+    `/app/contacts?${new URLSearchParams({ ...(p.q ? { q: p.q } : {}), page: String(page) })}`;
+  return html`<form method="get" action="/app/contacts" class="filters" role="search">
+      <div><label for="contact-q">Search</label>
+        <input type="search" id="contact-q" name="q" value=${p.q} placeholder="name, company, e-mail or phone" /></div>
+      <div><button type="submit" class="secondary">Search</button></div>
+    </form>
+    ${
+      p.items.length === 0
+        ? html`<p class="muted">${p.q ? 'No contact matches.' : 'No contacts yet.'}</p>`
+        : html`<table class="contacts">
+            <thead><tr><th scope="col">Name</th><th scope="col">Phone</th><th scope="col">E-mail</th>
+              <th scope="col">Company</th><th scope="col">Tags</th><th scope="col">Updated</th></tr></thead>
+            <tbody>
+              ${p.items.map(
+                (c) => html`<tr data-contact-id=${c.contact_id}>
+                  <td><a href=${`/app/contacts/${c.contact_id}`}>${fullName(c) || c.phone}</a></td>
+                  <td>${c.phone_e164 ?? c.phone}</td>
+                  <td>${c.email ?? ''}</td>
+                  <td>${c.company ?? ''}</td>
+                  <td>${c.tags.join(', ')}</td>
+                  <td><${Time} at=${c.updated_at} /></td>
+                </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }
+    <nav class="pager" aria-label="Pages">
+      ${p.page > 1 ? html`<a href=${link(p.page - 1)}>Previous page</a>` : html`<span></span>`}
+      ${p.hasMore ? html`<a href=${link(p.page + 1)}>Next page</a>` : html`<span></span>`}
+    </nav>`;
+}
+
+type ContactForm = Record<
+  'first_name' | 'last_name' | 'email' | 'phone' | 'company' | 'notes' | 'tags',
+  string
+>;
+
+const formValues = (c: ContactView): ContactForm => ({
+  first_name: c.first_name ?? '',
+  last_name: c.last_name ?? '',
+  email: c.email ?? '',
+  phone: c.phone,
+  company: c.company ?? '',
+  notes: c.notes ?? '',
+  tags: c.tags.join(', '),
+});
+
+function EditForm({ user, c, v }: { user: PageUser; c: ContactView; v: ContactForm }): VNode {
+  const text = (name: keyof ContactForm, label: string, type = 'text', extra: Record<string, unknown> = {}) =>
+    html`<div><label for=${`c-${name}`}>${label}</label>
+      <input type=${type} id=${`c-${name}`} name=${name} value=${v[name]} ...${extra} /></div>`;
+  return html`<form method="post" action=${`/app/contacts/${c.contact_id}`} class="stack" id="edit-contact">
+    <${CsrfField} user=${user} />
+    ${text('first_name', 'First name', 'text', { maxlength: 100, autocomplete: 'off' })}
+    ${text('last_name', 'Last name', 'text', { maxlength: 100, autocomplete: 'off' })}
+    ${text('phone', 'Phone', 'tel', { required: true, maxlength: 64, autocomplete: 'off' })}
+    ${text('email', 'E-mail', 'email', { maxlength: 254, autocomplete: 'off' })}
+    ${text('company', 'Company', 'text', { maxlength: 200, autocomplete: 'off' })}
+    <div><label for="c-tags">Tags</label>
+      <input type="text" id="c-tags" name="tags" value=${v.tags} aria-describedby="c-tags-hint" />
+      <p class="muted" id="c-tags-hint">Separated by commas.</p></div>
+    <div><label for="c-notes">Notes</label><textarea id="c-notes" name="notes" rows="5" maxlength="10000">${v.notes}</textarea></div>
+    <div><button type="submit">Save contact</button> <a href="/app/contacts">Back to the contacts</a></div>
+  </form>`;
+}
+
+async function renderEdit(
+  reply: FastifyReply,
+  user: PageUser,
+  c: ContactView,
+  o: { v?: ContactForm; notice?: Notice | null; status?: number } = {},
+): Promise<FastifyReply> {
+  return renderPage(reply, {
+    title: fullName(c) || c.phone,
+    user,
+    nav: 'contacts',
+    notice: o.notice ?? null,
+    status: o.status,
+    body: html`<dl class="facts">
+        <dt>Phone (E.164)</dt><dd>${c.phone_e164 ?? html`<span class="muted">not a usable number</span>`}</dd>
+        <dt>Created</dt><dd><${Time} at=${c.created_at} /></dd>
+        <dt>Updated</dt><dd><${Time} at=${c.updated_at} /></dd>
+      </dl>
+      <h2>Edit</h2>
+      <${EditForm} user=${user} c=${c} v=${o.v ?? formValues(c)} />`,
+  });
+}
+
+type IdParams = { Params: { id: string } };
+
+export function contactPages(deps: Deps): FastifyPluginAsync {
+  return async (app) => {
+    app.get('/contacts', async (req, reply) => {
+      const user = requireUser(req);
+      const query = req.query as Record<string, unknown>;
+      const q = typeof query.q === 'string' ? query.q.replaceAll('\u0000', '').slice(0, 100) : '';
+      const page =
+        typeof query.page === 'string' && /^[1-9]\d{0,5}$/.test(query.page) ? Number(query.page) : 1;
+      const r = await listContacts(deps.db, user.session.organizationId, {
+        search: q,
+        limit: PAGE_SIZE,
+        offset: (page - 1) * PAGE_SIZE,
+      });
+      return renderPage(reply, {
+        title: 'Contacts',
+        user,
+        nav: 'contacts',
+        body: html`<${ContactList} items=${r.items} q=${q} page=${page} hasMore=${r.has_more} />`,
+      });
+    });
+
+    app.get<IdParams>('/contacts/:id', async (req, reply) => {
+      const user = requireUser(req);
+      const c = await getContact(deps.db, user.session.organizationId, req.params.id);
+      if (!c) throw notFound(`No contact ${req.params.id} in your organization.`);
+      return renderEdit(reply, user, c, { notice: doneNotice(req, DONE) });
+    });
+
+    app.post<IdParams>('/contacts/:id', async (req, reply) => {
+      const user = requireUser(req);
+      const orgId = user.session.organizationId;
+      const before = await getContact(deps.db, orgId, req.params.id);
+      if (!before) throw notFound(`No contact ${req.params.id} in your organization.`);
+      const form = formOf(req.body);
+      const v: ContactForm = {
+        first_name: textField(form, 'first_name') ?? '',
+        last_name: textField(form, 'last_name') ?? '',
+        email: textField(form, 'email') ?? '',
+        phone: textField(form, 'phone') ?? '',
+        company: textField(form, 'company') ?? '',
+        notes: textField(form, 'notes') ?? '',
+        tags: textField(form, 'tags') ?? '',
+      };
+      try {
+        const patch = parseInput(updateContactSchema, {
+          ...v,
+          tags: v.tags
+            .split(',')
+            .map((t) => t.trim())
+            .filter(Boolean),
+        });
+        const after = await updateContact(deps, before.contact_id, patch, orgId);
+        const changed = EDITABLE_CONTACT_FIELDS.some(
+          (f) => JSON.stringify(after[f]) !== JSON.stringify(before[f]),
+        );
+        return seeOther(reply, `/app/contacts/${before.contact_id}?done=${changed ? 'saved' : 'unchanged'}`);
+      } catch (err) {
+        return renderEdit(reply, user, before, { v, ...formError(err) });
+      }
+    });
+  };
+}

@@ -1,0 +1,145 @@
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { getOrganization, updateOrganization } from '../../../../accounts/organizations.ts';
+import { KNOWN_LANGUAGES } from '../../../../capture/language.ts';
+import type { Deps } from '../../../../deps.ts';
+import { badRequest, notFound } from '../../../../errors.ts';
+import { formOf } from '../form.ts';
+import { type PageUser, requireOwner, requireUser, seeOther } from '../guard.ts';
+import { html } from '../html.ts';
+import { type Notice, renderPage } from '../layout.ts';
+import { CsrfField } from '../ui.ts';
+import { doneNotice, formError, textField } from './shared.ts';
+
+/**
+ * /app/settings/organization: how long calls are kept (retention days; empty = until deleted) and the
+ * account language (the fallback language of follow-up drafts), and the recording-consent
+ * announcement played to inbound callers (docs/capture.md). Owners change them; members read.
+ */
+export const ORGANIZATION_PAGE_PATH = '/app/settings/organization';
+export const MAX_RETENTION_DAYS = 36_500;
+
+const LANGUAGE_NAMES: Record<string, string> = { en: 'English', de: 'German', fr: 'French', es: 'Spanish' };
+const DONE: Record<string, string> = { saved: 'Settings saved.' };
+
+interface OrgForm {
+  retention_days: string;
+  language: string;
+  consent_enabled: boolean;
+  consent_text: string;
+  consent_language: string;
+}
+
+async function render(
+  deps: Deps,
+  reply: FastifyReply,
+  user: PageUser,
+  o: { notice?: Notice | null; status?: number; v?: OrgForm } = {},
+): Promise<FastifyReply> {
+  const org = await getOrganization(deps.db, user.session.organizationId);
+  if (!org) throw notFound('Your organization no longer exists.');
+  const v = o.v ?? {
+    retention_days: org.retention_days === null ? '' : String(org.retention_days),
+    language: org.language,
+    consent_enabled: org.recording_consent.enabled,
+    consent_text: org.recording_consent.text ?? '',
+    consent_language: org.recording_consent.language ?? '',
+  };
+  const owner = user.role === 'owner';
+  return renderPage(reply, {
+    title: 'Organization settings',
+    user,
+    nav: 'settings',
+    notice: o.notice ?? null,
+    status: o.status,
+    body: html`<form method="post" action=${ORGANIZATION_PAGE_PATH} class="stack" id="organization-settings">
+      <${CsrfField} user=${user} />
+      <fieldset disabled=${!owner}>
+        <legend>${org.name}</legend>
+        <div>
+          <label for="org-retention">Keep calls for (days)</label>
+          <input type="number" id="org-retention" name="retention_days" min="1" max=${MAX_RETENTION_DAYS} step="1"
+            value=${v.retention_days} aria-describedby="org-retention-hint" />
+          <p class="muted" id="org-retention-hint">After this many days a call is scheduled for deletion (<code>call.deletion_scheduled</code>, reason retention_expired) and its recording is deleted. Leave empty to keep
+            calls until someone deletes them.</p>
+        </div>
+        <div>
+          <label for="org-language">Account language</label>
+          <select id="org-language" name="language" aria-describedby="org-language-hint">
+            ${KNOWN_LANGUAGES.map((l) => html`<option value=${l} selected=${v.language === l}>${LANGUAGE_NAMES[l] ?? l}</option>`)}
+          </select>
+          <p class="muted" id="org-language-hint">Follow-up e-mail drafts are written in the language of the call; this one is
+            used when it cannot be detected.</p>
+        </div>
+        <fieldset>
+          <legend>Recording-consent announcement</legend>
+          <div>
+            <input type="checkbox" id="org-consent" name="consent_enabled" value="1" checked=${v.consent_enabled}
+              aria-describedby="org-consent-hint" />
+            <label for="org-consent">Play an announcement before an inbound call is recorded</label>
+            <p class="muted" id="org-consent-hint">Callers hear it before they are put through; a caller who presses any key
+              while it plays is connected without a recording (the call's recording answers 409 in the API).</p>
+          </div>
+          <div>
+            <label for="org-consent-text">What the announcement says</label>
+            <textarea id="org-consent-text" name="consent_text" rows="3" maxlength="1000"
+              aria-describedby="org-consent-text-hint">${v.consent_text}</textarea>
+            <p class="muted" id="org-consent-text-hint">Leave empty for the standard sentence in the announcement's language.</p>
+          </div>
+          <div>
+            <label for="org-consent-language">Announcement language</label>
+            <input type="text" id="org-consent-language" name="consent_language" value=${v.consent_language}
+              placeholder="en-US" aria-describedby="org-consent-language-hint" />
+            <p class="muted" id="org-consent-language-hint">A language tag such as en-US or de-DE; empty = the account language.</p>
+          </div>
+        </fieldset>
+        ${owner && html`<div><button type="submit">Save settings</button></div>`}
+      </fieldset>
+      ${!owner && html`<p class="muted">Only the organization's owner can change these settings.</p>`}
+    </form>`,
+  });
+}
+
+export function organizationPages(deps: Deps): FastifyPluginAsync {
+  const path = ORGANIZATION_PAGE_PATH.replace(/^\/app/, '');
+  return async (app) => {
+    app.get(path, async (req, reply) =>
+      render(deps, reply, requireUser(req), { notice: doneNotice(req, DONE) }),
+    );
+
+    app.post(path, async (req, reply) => {
+      const user = requireOwner(req, 'change the organization settings');
+      const form = formOf(req.body);
+      const v: OrgForm = {
+        retention_days: (textField(form, 'retention_days') ?? '').trim(),
+        language: textField(form, 'language') ?? '',
+        consent_enabled: textField(form, 'consent_enabled') === '1',
+        consent_text: (textField(form, 'consent_text') ?? '').trim(),
+        consent_language: (textField(form, 'consent_language') ?? '').trim(),
+      };
+      try {
+        let retention: number | null = null;
+        if (v.retention_days !== '') {
+          retention = /^\d{1,6}$/.test(v.retention_days) ? Number(v.retention_days) : Number.NaN;
+          if (!(retention >= 1 && retention <= MAX_RETENTION_DAYS)) {
+            throw badRequest(
+              `"Keep calls for" must be a whole number of days from 1 to ${MAX_RETENTION_DAYS}, or empty.`,
+              'retention_days',
+            );
+          }
+        }
+        await updateOrganization(deps.db, user.session.organizationId, {
+          retention_days: retention,
+          language: v.language,
+          recording_consent: {
+            enabled: v.consent_enabled,
+            text: v.consent_text === '' ? null : v.consent_text,
+            language: v.consent_language === '' ? null : v.consent_language,
+          },
+        });
+      } catch (err) {
+        return render(deps, reply, user, { v, ...formError(err) });
+      }
+      return seeOther(reply, `${ORGANIZATION_PAGE_PATH}?done=saved`);
+    });
+  };
+}
