@@ -74,12 +74,15 @@ export async function listDeliveries(
     organizationId: string;
     subscriptionId: string;
     status?: DeliveryStatus;
+    /** only deliveries of this event type */
+    eventType?: string;
     limit: number;
     cursor?: string;
   },
 ): Promise<{ items: DeliveryView[]; next_cursor: string | null }> {
   const sub = await q.query(
-    'SELECT 1 FROM webhook_subscriptions WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL',
+    `SELECT 1 FROM webhook_subscriptions
+      WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL AND kind = 'webhook'`,
     [f.subscriptionId, f.organizationId],
   );
   if (sub.rowCount === 0) throw notFound(`No webhook subscription ${f.subscriptionId} in your organization.`);
@@ -91,6 +94,7 @@ export async function listDeliveries(
       WHERE organization_id = $1 AND subscription_id = $2
         AND ($3::text IS NULL OR status = $3)
         AND ($4::timestamptz IS NULL OR (created_at, id) < ($4::timestamptz, $5::uuid))
+        AND ($7::text IS NULL OR event_type = $7)
       ORDER BY created_at DESC, id DESC
       LIMIT $6`,
     [
@@ -100,6 +104,7 @@ export async function listDeliveries(
       after?.createdAt ?? null,
       after?.id ?? null,
       f.limit + 1,
+      f.eventType ?? null,
     ],
   );
   const page = rows.slice(0, f.limit);

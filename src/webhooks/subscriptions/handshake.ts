@@ -81,7 +81,8 @@ export async function assertActivationAllowed(q: Queryable, organizationId: stri
   const max = await lockActivationSlot(q, organizationId);
   const { rows } = await q.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM webhook_subscriptions
-      WHERE organization_id = $1 AND deleted_at IS NULL AND state = 'active' AND ($2::uuid IS NULL OR id <> $2)`,
+      WHERE organization_id = $1 AND deleted_at IS NULL AND state = 'active' AND kind = 'webhook'
+        AND ($2::uuid IS NULL OR id <> $2)`,
     [organizationId, exceptId],
   );
   if ((rows[0]?.n ?? 0) >= max) throw validationError(limitMessage(max));
@@ -143,7 +144,7 @@ export async function verifySubscription(
 ): Promise<{ state: SubscriptionState; verification: HandshakeResult }> {
   const { rows } = await deps.db.query<{ url: string; verification_mode: VerificationMode }>(
     `SELECT url, verification_mode FROM webhook_subscriptions
-      WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL`,
+      WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL AND kind = 'webhook'`,
     [id, organizationId],
   );
   const sub = rows[0];
@@ -151,7 +152,8 @@ export async function verifySubscription(
   const verification = await performHandshake(deps, { url: sub.url, mode: sub.verification_mode });
   const state = await deps.db.transaction(async (tx) => {
     const cur = await tx.query<{ state: SubscriptionState }>(
-      'SELECT state FROM webhook_subscriptions WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL FOR UPDATE',
+      `SELECT state FROM webhook_subscriptions
+        WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL AND kind = 'webhook' FOR UPDATE`,
       [id, organizationId],
     );
     if (!cur.rows[0]) throw notFound(`No webhook subscription ${id} in your organization.`);

@@ -52,7 +52,7 @@ export async function resendDelivery(
       `SELECT d.event_id, d.status, s.state, e.call_id, ${ERASED_CONTENT_SQL('e')} AS erased
          FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
          JOIN events e ON e.id = d.event_id
-        WHERE d.id = $1 AND d.organization_id = $2 AND s.deleted_at IS NULL
+        WHERE d.id = $1 AND d.organization_id = $2 AND s.deleted_at IS NULL AND s.kind = 'webhook'
         FOR UPDATE OF d`,
       [deliveryId, organizationId],
     );
@@ -87,6 +87,8 @@ export interface BulkResendInput {
   from: Date;
   to: Date;
   statuses: ResendableStatus[];
+  /** only deliveries of this event type (the delivery log's filter) */
+  eventType?: string;
   dryRun: boolean;
 }
 
@@ -120,15 +122,16 @@ export async function bulkResend(
   checkBulkWindow(b.from, b.to);
   return deps.db.transaction(async (tx: Queryable) => {
     const sub = await tx.query<{ state: SubscriptionState }>(
-      `SELECT state FROM webhook_subscriptions WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL FOR UPDATE`,
+      `SELECT state FROM webhook_subscriptions
+        WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL AND kind = 'webhook' FOR UPDATE`,
       [subscriptionId, organizationId],
     );
     const state = sub.rows[0]?.state;
     if (!state) throw notFound(`No webhook subscription ${subscriptionId} in your organization.`);
     const where = `subscription_id = $1 AND organization_id = $2 AND status = ANY ($3::text[])
-                   AND created_at >= $4 AND created_at < $5`;
+                   AND created_at >= $4 AND created_at < $5 AND ($6::text IS NULL OR event_type = $6)`;
     const erased = `EXISTS (SELECT 1 FROM events e WHERE e.id = webhook_deliveries.event_id AND ${ERASED_CONTENT_SQL('e')})`;
-    const params = [subscriptionId, organizationId, b.statuses, b.from, b.to];
+    const params = [subscriptionId, organizationId, b.statuses, b.from, b.to, b.eventType ?? null];
     const counted = await tx.query<{ n: number; erased: number }>(
       `SELECT count(*) FILTER (WHERE NOT ${erased})::int AS n, count(*) FILTER (WHERE ${erased})::int AS erased
          FROM webhook_deliveries WHERE ${where}`,
@@ -138,7 +141,7 @@ export async function bulkResend(
     const erasedExcluded = counted.rows[0]?.erased ?? 0;
     if (!b.dryRun && count > 0) {
       const r = await tx.query(
-        `UPDATE webhook_deliveries SET ${reset('$6')} WHERE ${where} AND NOT ${erased} RETURNING id`,
+        `UPDATE webhook_deliveries SET ${reset('$7')} WHERE ${where} AND NOT ${erased} RETURNING id`,
         [...params, deps.clock.now()],
       );
       count = r.rowCount;

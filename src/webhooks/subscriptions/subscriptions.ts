@@ -53,7 +53,7 @@ const SELECT_VIEW = `
       SELECT id, expires_at FROM webhook_secrets
        WHERE subscription_id = s.id AND status = 'pending' AND expires_at > $2
        ORDER BY created_at DESC LIMIT 1) p ON true
-   WHERE s.organization_id = $1 AND s.deleted_at IS NULL`;
+   WHERE s.organization_id = $1 AND s.deleted_at IS NULL AND s.kind = 'webhook'`;
 
 type ViewRow = {
   id: string;
@@ -171,7 +171,8 @@ export async function createSubscription(
   await deps.db.transaction(async (tx) => {
     const max = await assertActivationAllowed(tx, input.organizationId, null);
     const { rows } = await tx.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM webhook_subscriptions WHERE organization_id = $1 AND deleted_at IS NULL',
+      `SELECT count(*)::int AS n FROM webhook_subscriptions
+        WHERE organization_id = $1 AND deleted_at IS NULL AND kind = 'webhook'`,
       [input.organizationId],
     );
     const total = max * TOTAL_SUBSCRIPTIONS_FACTOR;
@@ -212,24 +213,29 @@ export async function deleteSubscription(deps: Deps, organizationId: string, id:
     const now = deps.clock.now();
     const del = await tx.query(
       `UPDATE webhook_subscriptions SET deleted_at = $3, updated_at = $3
-        WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL RETURNING id`,
+        WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL AND kind = 'webhook' RETURNING id`,
       [id, organizationId, now],
     );
     if (del.rowCount === 0) return false;
-    await tx.query(
-      `UPDATE webhook_deliveries SET status = 'skipped', reason = 'subscription_deleted', lease_owner = NULL,
-              lease_expires_at = NULL, updated_at = $2
-        WHERE subscription_id = $1 AND status = 'pending'`,
-      [id, now],
-    );
-    await tx.query(
-      `UPDATE webhook_secrets SET status = CASE WHEN status = 'pending' THEN 'expired' ELSE 'retired' END,
-              retired_at = $2
-        WHERE subscription_id = $1 AND status IN ('pending', 'active', 'retiring')`,
-      [id, now],
-    );
+    await retireSubscription(tx, id, now);
     return true;
   });
+}
+
+/** What a soft delete does besides the row's deleted_at: skip its waiting deliveries, retire its secrets. */
+export async function retireSubscription(tx: Queryable, id: string, now: Date): Promise<void> {
+  await tx.query(
+    `UPDATE webhook_deliveries SET status = 'skipped', reason = 'subscription_deleted', lease_owner = NULL,
+              lease_expires_at = NULL, updated_at = $2
+        WHERE subscription_id = $1 AND status = 'pending'`,
+    [id, now],
+  );
+  await tx.query(
+    `UPDATE webhook_secrets SET status = CASE WHEN status = 'pending' THEN 'expired' ELSE 'retired' END,
+              retired_at = $2
+        WHERE subscription_id = $1 AND status IN ('pending', 'active', 'retiring')`,
+    [id, now],
+  );
 }
 
 /** The subscription row for a service, locked; 404 when missing, deleted or another organization's. */
@@ -245,7 +251,7 @@ export async function lockSubscription(
     verification_mode: VerificationMode;
   }>(
     `SELECT id, state, url, verification_mode FROM webhook_subscriptions
-      WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL FOR UPDATE`,
+      WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL AND kind = 'webhook' FOR UPDATE`,
     [id, organizationId],
   );
   if (!rows[0]) throw notFound(`No webhook subscription ${id} in your organization.`);

@@ -6,6 +6,7 @@ import { callAppUrl } from '../../domain/call-view.ts';
 import { AppError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { callCompletedData } from '../outbox/event-data/call-processing.ts';
+import type { WebhookTestData } from '../outbox/event-schemas.ts';
 import { TEST_EVENT_TYPE } from '../outbox/event-types.ts';
 import { eventIdFor, serializeEvent } from '../outbox/outbox.ts';
 import { wakeWorkers } from './handshake.ts';
@@ -29,7 +30,7 @@ export const subscriptionInactive = () =>
   );
 
 /** data of a webhook.test event: a call.completed payload with demo values (recording_url null) plus the test keys. */
-export function testEventData(eventId: string, sentAt: Date, publicBaseUrl: string): Record<string, unknown> {
+export function testEventData(eventId: string, sentAt: Date, publicBaseUrl: string): WebhookTestData {
   const callId = uuidv5(eventId, TEST_CALL_NAMESPACE);
   const analysis: ProcessedAnalysis = {
     caller_name: 'Jane Example',

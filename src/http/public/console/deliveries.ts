@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import type { Deps } from '../../../deps.ts';
 import { notFound, parseInput } from '../../../errors.ts';
+import { EVENT_TYPES } from '../../../webhooks/outbox/event-types.ts';
 import {
   DELIVERY_LOG_DEFAULT_LIMIT,
   DELIVERY_LOG_MAX_LIMIT,
@@ -14,6 +15,7 @@ import { isIdParam } from './path-id.ts';
 
 const logQuery = z.object({
   status: z.enum(DELIVERY_STATUSES).optional(),
+  event_type: z.enum(EVENT_TYPES).optional(),
   limit: z.coerce.number().int().min(1).max(DELIVERY_LOG_MAX_LIMIT).default(DELIVERY_LOG_DEFAULT_LIMIT),
   cursor: z.string().min(1).optional(),
 });
@@ -24,6 +26,7 @@ const bulkBody = z.object({
   from: dateTime,
   to: dateTime,
   statuses: z.array(z.enum(RESENDABLE)).min(1).optional(),
+  event_type: z.enum(EVENT_TYPES).optional(),
   dry_run: z.boolean().optional(),
 });
 
@@ -37,10 +40,12 @@ export function deliveryRoutes(deps: Deps): FastifyPluginAsync {
       const q = parseInput(logQuery, req.query, 'query');
       if (!isIdParam(req.params.id))
         throw notFound(`No webhook subscription ${req.params.id} in your organization.`);
+      const { event_type: eventType, ...rest } = q;
       return listDeliveries(deps.db, {
         organizationId: s.organizationId,
         subscriptionId: req.params.id,
-        ...q,
+        eventType,
+        ...rest,
       });
     });
 
@@ -59,6 +64,7 @@ export function deliveryRoutes(deps: Deps): FastifyPluginAsync {
         from: body.from,
         to: body.to,
         statuses: body.statuses ? [...new Set(body.statuses)] : [...RESENDABLE],
+        eventType: body.event_type,
         dryRun: body.dry_run ?? false,
       });
       return reply.code(r.dry_run ? 200 : 202).send(r);
