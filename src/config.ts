@@ -9,6 +9,13 @@ const bool = z
   .transform((v) => v === '1' || v === 'true')
   .default(false);
 
+/** An http(s) URL (a provider's base URL); the trailing slash is dropped. */
+const httpUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//i.test(u), 'must be an http:// or https:// URL')
+  .transform((u) => u.replace(/\/+$/, ''));
+
 const schema = z.object({
   /** Public listener: REST, recording downloads, console, telephony callbacks. */
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -39,6 +46,18 @@ const schema = z.object({
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
   /** Reconciliation looks this many hours back for deliveries a concurrent activation missed. */
   WEBHOOK_RECONCILE_WINDOW_HOURS: z.coerce.number().int().min(1).max(720).default(72),
+  /**
+   * Runs of one processing stage (transcribe, analyse, …) before the call is marked failed
+   * (docs/capture.md "Processing jobs"); retries back off exponentially from 15 s (8 runs ≈ 30 min).
+   */
+  PROCESSING_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
+  /** Processing jobs one worker process runs at once (each is mostly waiting on a provider). */
+  PROCESSING_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  /**
+   * Twilio REST origin (docs/capture.md "Connecting Twilio"): REST calls go here, and a recording is
+   * downloaded only when its RecordingUrl is on this origin. Tests point it at a local fake.
+   */
+  TWILIO_API_BASE_URL: z.string().url().default('https://api.twilio.com'),
   /** 32-byte master key (hex or base64) for secrets at rest and link signing; generated into DATA_DIR when unset. */
   MASTER_KEY: z.string().optional(),
   /** SMTP server for operator e-mail (auto-pause notices); without it mail is kept in the outbox table. */
@@ -51,6 +70,68 @@ const schema = z.object({
    * comma-separated list of addresses/CIDRs, as Fastify's trustProxy takes.
    */
   TRUST_PROXY: z.string().default(''),
+  /**
+   * Where recordings live: `file` (DATA_DIR/recordings, one node) or `s3` (an S3-compatible bucket
+   * every node shares; docs/operations.md "Recordings on object storage").
+   */
+  RECORDINGS_STORE: z.enum(['file', 's3']).default('file'),
+  /** Bucket of the s3 store (required when RECORDINGS_STORE=s3). */
+  S3_BUCKET: z.string().min(1).optional(),
+  /** Region of the bucket. */
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  /** Endpoint of an S3-compatible server (MinIO, Ceph, R2, …); AWS when unset. */
+  S3_ENDPOINT: z.string().url().optional(),
+  /** Path-style addressing (endpoint/bucket/key), which most non-AWS servers need. */
+  S3_FORCE_PATH_STYLE: bool,
+  /** Static credentials; when unset the AWS SDK's default chain applies (AWS_* env, profile, instance role). */
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  /** Prefix of every recording's object key. */
+  S3_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9/_.-]*$/, 'letters, digits and / _ . - only')
+    .default(''),
+  /**
+   * A listener serving this process's Prometheus metrics at GET /metrics without authentication, for
+   * API-only and worker-only nodes (the operator listener has its own /metrics). Off when unset.
+   */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Interface of the metrics listener; loopback by default. */
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  /**
+   * Speech-to-text provider (docs/capture.md): `openai` (any server speaking
+   * POST {base}/audio/transcriptions: OpenAI, Groq, whisper.cpp, speaches, vLLM), `deepgram`
+   * (POST {base}/v1/listen), or `none` (transcripts come only through the operator API).
+   */
+  TRANSCRIPTION_PROVIDER: z.enum(['openai', 'deepgram', 'none']).default('none'),
+  /** Where the speech-to-text provider listens; default: https://api.openai.com/v1 or https://api.deepgram.com. */
+  TRANSCRIPTION_BASE_URL: httpUrl.optional(),
+  /** Its API key (sent as Bearer for openai, as Token for deepgram); never logged. */
+  TRANSCRIPTION_API_KEY: z.string().min(1).optional(),
+  /** Its model; default: whisper-1 (openai) or nova-3 (deepgram). */
+  TRANSCRIPTION_MODEL: z.string().min(1).max(200).optional(),
+  /**
+   * Largest upload the speech-to-text provider accepts, in bytes; default: OpenAI's 25 MB
+   * (26214400) for openai, Deepgram's 2 GB for deepgram. Raise it for a self-hosted server.
+   */
+  TRANSCRIPTION_MAX_UPLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_000_000)
+    .max(2 ** 40)
+    .optional(),
+  /** Time-out of one speech-to-text request in ms (long recordings take minutes to transcribe). */
+  TRANSCRIPTION_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(600_000),
+  /** Analysis provider: `rules` (offline, built in) or `openai` (any server speaking POST {base}/chat/completions). */
+  ANALYSIS_PROVIDER: z.enum(['rules', 'openai']).default('rules'),
+  /** Where the analysis model listens; default https://api.openai.com/v1. */
+  ANALYSIS_BASE_URL: httpUrl.optional(),
+  /** Its API key (Bearer); never logged. Optional for local servers that need none. */
+  ANALYSIS_API_KEY: z.string().min(1).optional(),
+  /** Its model; default gpt-5-mini. */
+  ANALYSIS_MODEL: z.string().min(1).max(200).default('gpt-5-mini'),
+  /** Time-out of one analysis request in ms. */
+  ANALYSIS_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
   /** Log level of the JSON logger. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -69,9 +150,34 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const cfg = parsed.data;
+  const problems: string[] = missingProviderKeys(cfg).map((l) => `  ${l}`);
+  if (cfg.RECORDINGS_STORE === 's3' && !cfg.S3_BUCKET)
+    problems.push('  S3_BUCKET: required when RECORDINGS_STORE=s3');
+  if (Boolean(cfg.S3_ACCESS_KEY_ID) !== Boolean(cfg.S3_SECRET_ACCESS_KEY)) {
+    problems.push('  S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY: set both or neither');
+  }
+  if (problems.length > 0) throw new Error(`Invalid configuration:\n${problems.join('\n')}`);
   const publicBaseUrl = (cfg.PUBLIC_BASE_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/+$/, '');
   const tp = cfg.TRUST_PROXY.trim();
   const trustProxy =
     tp === '' || tp === '0' || tp === 'false' ? false : tp === '1' || tp === 'true' ? true : tp;
   return { ...cfg, publicBaseUrl, trustProxy };
+}
+
+/**
+ * A provider pointed at its public API (the default base URL) needs a key; a self-hosted server
+ * (whisper.cpp, speaches, llama.cpp, Ollama) usually needs none, so a custom base URL may go without.
+ */
+function missingProviderKeys(cfg: Env): string[] {
+  const out: string[] = [];
+  const stt = cfg.TRANSCRIPTION_PROVIDER;
+  if (stt !== 'none' && !cfg.TRANSCRIPTION_BASE_URL && !cfg.TRANSCRIPTION_API_KEY)
+    out.push(
+      `TRANSCRIPTION_API_KEY: required when TRANSCRIPTION_PROVIDER=${stt} uses the public API (set TRANSCRIPTION_BASE_URL for a self-hosted server)`,
+    );
+  if (cfg.ANALYSIS_PROVIDER === 'openai' && !cfg.ANALYSIS_BASE_URL && !cfg.ANALYSIS_API_KEY)
+    out.push(
+      'ANALYSIS_API_KEY: required when ANALYSIS_PROVIDER=openai uses the public API (set ANALYSIS_BASE_URL for a local server)',
+    );
+  return out;
 }

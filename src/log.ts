@@ -17,7 +17,16 @@ export function createLogger(level: string) {
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
     redact: {
-      paths: ['*.authorization', '*.password', '*.secret', '*.key', '*.token', '*.owner_password'],
+      paths: [
+        '*.authorization',
+        '*.password',
+        '*.secret',
+        '*.key',
+        '*.token',
+        '*.owner_password',
+        '*.auth_token',
+        '*.authToken',
+      ],
       censor: '[redacted]',
     },
   });

@@ -1,6 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { captureProvidersFromConfig } from './capture/jobs/providers.ts';
+import { settleRecordingDownloads } from './capture/telephony/twilio/download.ts';
 import { systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { openDatabase } from './db/index.ts';
@@ -16,7 +18,7 @@ import {
   writeSecretFile,
 } from './keys.ts';
 import { createLogger } from './log.ts';
-import { fileBlobStore } from './recordings/store.ts';
+import { blobStoreFromConfig } from './recordings/store-from-config.ts';
 import { seedDemoIfEmpty } from './seed/seed.ts';
 
 export type Role = 'api' | 'operator' | 'worker';
@@ -25,6 +27,7 @@ export interface Running {
   deps: Deps;
   publicApp?: FastifyInstance;
   operatorApp?: FastifyInstance;
+  metricsApp?: FastifyInstance;
   close(): Promise<void>;
 }
 
@@ -57,9 +60,11 @@ export async function buildDeps(
     clock: systemClock,
     config,
     keys: deriveKeys(master),
-    store: fileBlobStore(join(config.DATA_DIR, 'recordings')),
+    store: blobStoreFromConfig(config),
     log,
     adminToken: admin.value,
+    // speech-to-text and analysis as TRANSCRIPTION_PROVIDER / ANALYSIS_PROVIDER name them (docs/capture.md)
+    capture: captureProvidersFromConfig(config, systemClock),
   };
   return {
     deps,
@@ -75,6 +80,7 @@ export async function startRoles(config: Config, roles: Role[]): Promise<Running
   const out: string[] = [];
   let publicApp: FastifyInstance | undefined;
   let operatorApp: FastifyInstance | undefined;
+  let metricsApp: FastifyInstance | undefined;
   const stops: Array<() => Promise<void>> = [];
 
   const closeAll = async () => {
@@ -87,7 +93,11 @@ export async function startRoles(config: Config, roles: Role[]): Promise<Running
     // one-time demo credentials, which are printed only by the start that creates them.
     if (roles.includes('api')) {
       const app = await buildPublicApp(deps);
-      stops.push(() => app.close());
+      stops.push(async () => {
+        await app.close();
+        // Recording downloads started by Twilio's callbacks finish before the database closes.
+        await settleRecordingDownloads(deps, SHUTDOWN_DOWNLOAD_WAIT_MS);
+      });
       await listenOrExplain(app, 'PORT', 'HOST', config.PORT, config.HOST);
       publicApp = app;
       out.push(`Public API    ${config.publicBaseUrl}/api/v1  (listening on ${config.HOST}:${portOf(app)})`);
@@ -101,13 +111,21 @@ export async function startRoles(config: Config, roles: Role[]): Promise<Running
       if (adminTokenCreated)
         out.push(`Operator token (saved in ${join(config.DATA_DIR, 'admin-token')}): ${deps.adminToken}`);
     }
+    if (config.METRICS_PORT !== undefined) {
+      const { buildMetricsApp } = await import('./http/metrics-listener.ts');
+      const app = buildMetricsApp();
+      stops.push(() => app.close());
+      await listenOrExplain(app, 'METRICS_PORT', 'METRICS_HOST', config.METRICS_PORT, config.METRICS_HOST);
+      metricsApp = app;
+      out.push(`Metrics       http://${urlHost(config.METRICS_HOST)}:${portOf(app)}/metrics`);
+    }
     await saveAdminToken();
     // The demo seed is for the embedded database only: never touch an operator's PostgreSQL.
     demo = config.DATABASE_URL ? null : await seedDemoIfEmpty(deps);
     if (roles.includes('worker')) {
       const { startWorkers } = await import('./worker.ts');
       stops.push(await startWorkers(deps));
-      out.push('Worker        webhook deliveries, retention sweeps, reconciliation');
+      out.push('Worker        webhook deliveries, processing jobs, retention sweeps, reconciliation');
     }
   } catch (err) {
     await closeAll();
@@ -119,6 +137,7 @@ export async function startRoles(config: Config, roles: Role[]): Promise<Running
     deps,
     publicApp,
     operatorApp,
+    metricsApp,
     close: closeAll,
   };
 }
@@ -136,6 +155,9 @@ export class StartupError extends Error {
 
 /** sysexits' EX_CONFIG: the start failed on a setting (a busy port, say), not on a bug. */
 export const EXIT_CONFIG = 78;
+
+/** How long a shutdown waits for recording downloads in progress (docs/capture.md). */
+const SHUTDOWN_DOWNLOAD_WAIT_MS = 10_000;
 
 const LISTEN_PROBLEMS: Record<string, (portVar: string, hostVar: string) => string> = {
   EADDRINUSE: (portVar) => `is already in use: stop what listens there, or set ${portVar} to a free port`,

@@ -154,8 +154,18 @@ export function clientErrorHandler(clock: Clock) {
  * Fastify's own early errors (a malformed percent-encoding in the path, say) are answered in the
  * spec's error shape too, instead of Fastify's default body.
  */
+/** The one answer to a /telephony callback that is not verifiably Twilio's (src/http/public/telephony/twilio-auth.ts). */
+export const TELEPHONY_FORBIDDEN_MESSAGE = 'Missing or invalid X-Twilio-Signature, or unknown AccountSid.';
+
 export function frameworkErrors(clock: Clock) {
   return (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+    if (req.url.startsWith('/telephony/')) {
+      // Twilio never sends a malformed URL: under /telephony that is a caller that is not Twilio.
+      return reply
+        .code(403)
+        .header(REQUEST_ID_HEADER, req.id)
+        .send(errorBody('FORBIDDEN', TELEPHONY_FORBIDDEN_MESSAGE, clock.now(), { requestId: req.id }));
+    }
     reply
       .code(400)
       .header('cache-control', 'no-store')

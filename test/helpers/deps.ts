@@ -1,11 +1,11 @@
-import { join } from 'node:path';
+import { captureProvidersFromConfig } from '../../src/capture/jobs/providers.ts';
 import { FakeClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Db } from '../../src/db/types.ts';
 import type { Deps } from '../../src/deps.ts';
 import { deriveKeys } from '../../src/keys.ts';
 import { createLogger } from '../../src/log.ts';
-import { fileBlobStore } from '../../src/recordings/store.ts';
+import { blobStoreFromConfig } from '../../src/recordings/store-from-config.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 /** Where every test's fake clock starts. */
@@ -27,13 +27,17 @@ export function testDeps(
     LOG_LEVEL: 'silent',
     ...env,
   });
+  const clock = new FakeClock(T0);
   return {
     db,
-    clock: new FakeClock(T0),
+    clock,
     config,
     keys: deriveKeys(Buffer.alloc(32, 7)),
-    store: fileBlobStore(join(dataDir, 'recordings')),
+    store: blobStoreFromConfig(config),
     log: createLogger('silent'),
     adminToken: ADMIN_TOKEN,
+    // as the settings name them (default: rules, no speech-to-text); a test may swap deps.capture
+    // for in-test fakes (routes and runners read it per job)
+    capture: captureProvidersFromConfig(config, clock),
   };
 }

@@ -199,3 +199,49 @@ export interface StoredCall {
 export async function storedCall(db: Queryable, id: string): Promise<StoredCall> {
   return (await db.query<StoredCall>('SELECT * FROM calls WHERE id = $1', [id])).rows[0];
 }
+
+/**
+ * n calls of one organization in a single INSERT … SELECT (10,000 in well under a second), newest
+ * first every `stepSeconds` from `newest` backwards, three calls per instant, and the calls
+ * numbered tieFrom..tieFrom+tieCount-1 all at one instant (a tie longer than any page). Every
+ * tenth call has an analysis with a summary that needs CSV quoting (comma, quote, newline).
+ */
+export async function insertManyCalls(
+  db: Queryable,
+  o: { orgId: string; n: number; newest: Date; stepSeconds?: number; tieFrom?: number; tieCount?: number },
+): Promise<void> {
+  const tieFrom = o.tieFrom ?? -1;
+  const tieTo = tieFrom + (o.tieCount ?? 0) - 1;
+  await db.query(
+    `INSERT INTO calls (id, organization_id, direction, caller_phone, customer_phone_e164, customer_phone_national,
+       customer_phone_rdigits, company_phone_e164, caller_name, crm_status, outbound_lifecycle, recording_state,
+       recording_mode, duration, created_at, updated_at)
+     SELECT gen_random_uuid(), $1::uuid,
+       CASE WHEN i % 5 = 0 THEN 'outbound' ELSE 'inbound' END,
+       '+1415555' || lpad((i % 10000)::text, 4, '0'),
+       '+1415555' || lpad((i % 10000)::text, 4, '0'),
+       '(415) 555-' || lpad((i % 10000)::text, 4, '0'),
+       reverse('1415555' || lpad((i % 10000)::text, 4, '0')),
+       '+14155550100',
+       CASE WHEN i % 7 = 0 THEN 'O''Brien, "Pat" #' || i WHEN i % 7 = 1 THEN NULL ELSE 'Caller ' || i END,
+       (ARRAY['new', 'to_call', 'contacted', 'qualified'])[1 + i % 4],
+       CASE WHEN i % 5 = 0 THEN 'completed' END,
+       'pending', 'normal',
+       CASE WHEN i % 3 = 0 THEN NULL ELSE (i % 600) + 0.5 END,
+       $2::timestamptz - make_interval(secs => (CASE WHEN i BETWEEN $4 AND $5 THEN $4 ELSE i END / 3) * $3::int),
+       $2::timestamptz
+     FROM generate_series(0, $6::int - 1) AS i`,
+    [o.orgId, o.newest, o.stepSeconds ?? 60, tieFrom, tieTo, o.n],
+  );
+  await db.query(
+    `INSERT INTO call_analyses (call_id, organization_id, transcript_original, language, analysis, followup_email,
+       created_at, updated_at)
+     SELECT id, organization_id, 'Hello, I have a leak.', 'en',
+       jsonb_build_object('caller_name', caller_name, 'summary', 'Leak under the sink, "urgent",' || E'\\n' || 'call back',
+         'service_needed', 'plumbing'),
+       jsonb_build_object('subject', 'Your leak', 'body', 'Hi,' || E'\\n' || 'we will come.', 'language', 'en'),
+       created_at, created_at
+     FROM calls WHERE organization_id = $1::uuid AND right(caller_phone, 1) = '0'`,
+    [o.orgId],
+  );
+}

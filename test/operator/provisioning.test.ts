@@ -225,6 +225,7 @@ test('PATCH /organizations/{org} applies every setting and answers 200 with the 
     max_active_subscriptions: 0,
     country: 'CA',
     language: 'en',
+    recording_consent: { enabled: false, text: null, language: null },
     created_at: T0,
   });
 });
@@ -249,7 +250,7 @@ test('PATCH /organizations/{org} with an empty body answers 400 listing the sett
     errorJson(res),
     errorBody(
       'BAD_REQUEST',
-      'Send at least one setting to change: name, entitlement, retention_days, account_rate_limit_per_hour, max_active_subscriptions, country.',
+      'Send at least one setting to change: name, entitlement, retention_days, account_rate_limit_per_hour, max_active_subscriptions, country, recording_consent.',
     ),
   );
 });

@@ -13,6 +13,7 @@ import { emitEvent } from '../../src/webhooks/outbox/outbox.ts';
 import { startRotation } from '../../src/webhooks/subscriptions/rotation.ts';
 import { startWorkers } from '../../src/worker.ts';
 import { engine } from '../helpers/db.ts';
+import { sampleEventData } from '../helpers/event-samples.ts';
 import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
@@ -136,7 +137,7 @@ test(`on ${engine}, reconciliation creates a missing delivery within five minute
         resourceId: orgId,
         callId: null,
         factKey: `reconcile-test-${orgId}`,
-        data: { note: 'gap' },
+        data: sampleEventData('call.completed', orgId, h.clock.now()),
         createdAt: new Date(h.clock.now().getTime() + MINUTE),
       });
       return out.eventId;
@@ -163,21 +164,47 @@ test(`on ${engine}, reconciliation creates a missing delivery within five minute
   });
 });
 
-test(`on ${engine}, the transcript sweep analyses a transcript left queued once its in-process run is overdue`, async () => {
+test(`on ${engine}, the worker runs a queued analysis at once, woken by the enqueue's notification`, async () => {
   const { orgId } = await insertOrg(h.db);
   const call = await insertCall(h.db, { orgId });
-  await submitTranscript(h.deps, call, {
-    text: 'Hello, my boiler is leaking, please call me back tomorrow.',
-  });
   const state = async () =>
     (await h.db.query<{ s: string }>('SELECT processing_state AS s FROM calls WHERE id = $1', [call])).rows[0]
       .s;
-  await withWorkers(async () => {
+  // a poll far away: only the notification can wake the worker within the test
+  const stop = await startWorkers(h.deps, { tickMs: TICK_MS, jobsPollIntervalMs: 60_000 });
+  try {
     await settle();
-    assert.equal(await state(), 'queued', 'left to its in-process run for 2 minutes');
-    h.clock.advance(2 * MINUTE + 15 * SECOND);
+    await submitTranscript(h.deps, call, {
+      text: 'Hello, my boiler is leaking, please call me back tomorrow.',
+    });
     assert.equal(await eventually(state, (s) => s === 'processed'), 'processed');
-  });
+  } finally {
+    await stop();
+  }
+});
+
+test(`on ${engine}, the worker's poll runs a retry when its backoff has passed on the clock`, async () => {
+  const { orgId } = await insertOrg(h.db);
+  const call = await insertCall(h.db, { orgId });
+  await submitTranscript(h.deps, call, { text: 'Caller: my boiler is leaking.' });
+  // a failed first run: due again in 20 s
+  await h.db.query(
+    `UPDATE processing_jobs SET attempts = 1, last_error = 'timeout', last_error_kind = 'retryable',
+            next_attempt_at = $2 WHERE call_id = $1`,
+    [call, new Date(h.clock.now().getTime() + 20 * SECOND)],
+  );
+  const state = async () =>
+    (await h.db.query<{ s: string }>('SELECT processing_state AS s FROM calls WHERE id = $1', [call])).rows[0]
+      .s;
+  const stop = await startWorkers(h.deps, { tickMs: TICK_MS, jobsPollIntervalMs: TICK_MS });
+  try {
+    await settle();
+    assert.equal(await state(), 'queued', 'not before its backoff');
+    h.clock.advance(20 * SECOND);
+    assert.equal(await eventually(state, (s) => s === 'processed'), 'processed');
+  } finally {
+    await stop();
+  }
 });
 
 test(`on ${engine}, rate-limit windows older than the previous UTC hour are deleted within ten minutes`, async () => {

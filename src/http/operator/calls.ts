@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { type Analyzer, ruleBasedAnalyzer } from '../../capture/analyzer.ts';
 import { createCall } from '../../capture/calls.ts';
 import { cancelDeletion, eraseCall, scheduleDeletion, setTrashed } from '../../capture/deletion.ts';
+import type { JobRunner } from '../../capture/jobs/runner.ts';
 import { applyLifecycle } from '../../capture/lifecycle.ts';
-import { processTranscript, submitTranscript } from '../../capture/pipeline.ts';
+import { submitTranscript } from '../../capture/pipeline.ts';
 import {
   createCallSchema,
   lifecycleSchema,
@@ -20,28 +20,19 @@ type IdParams = { Params: { id: string } };
  * Call ingestion (spec/operator-api.md "Call ingestion"): what a telephony adapter reports. Each
  * operation is a domain transition that writes its change and its events in one transaction (the
  * services in src/capture and src/contacts). Success bodies are plain objects, like all of the
- * operator API. The analyzer is the built-in rule-based one unless the composition root passes another.
+ * operator API. Transcripts are analysed by the processing jobs (deps.capture.analysis).
  */
-export function ingestionRoutes(deps: Deps, opts: { analyzer?: Analyzer } = {}): FastifyPluginAsync {
-  const analyzer = opts.analyzer ?? ruleBasedAnalyzer();
+export function ingestionRoutes(deps: Deps, opts: { jobs: JobRunner }): FastifyPluginAsync {
+  // A queued analysis runs right after the 202 in this process (jobs.soon), or in a worker,
+  // whichever claims it first; a crash leaves the job row for the worker (src/capture/jobs/).
+  const analyseSoon = (callId: string) => opts.jobs.soon(callId);
   return async (app) => {
-    // Analyses started right after a 202; closing the app waits for them (the worker heals the rest).
-    const inflight = new Set<Promise<unknown>>();
-    app.addHook('onClose', async () => {
-      await Promise.allSettled([...inflight]);
-    });
-    const analyseSoon = (callId: string) => {
-      const run = new Promise<void>((resolve) => setImmediate(resolve))
-        .then(() => processTranscript(deps, callId, analyzer))
-        .catch((err) => deps.log.error({ err, callId }, 'transcript analysis failed; the worker will retry'))
-        .finally(() => inflight.delete(run));
-      inflight.add(run);
-    };
-
     app.post<{ Params: { org: string } }>('/organizations/:org/calls', async (req, reply) => {
       if (!isUuid(req.params.org)) throw notFound(`No organization ${req.params.org}.`);
       const body = parseInput(createCallSchema, req.body);
-      return reply.code(201).send(await createCall(deps, req.params.org.toLowerCase(), body, analyzer));
+      const created = await createCall(deps, req.params.org.toLowerCase(), body);
+      if (created.queued) analyseSoon(created.call_id);
+      return reply.code(201).send({ call_id: created.call_id });
     });
 
     app.post<IdParams>('/calls/:id/transcript', async (req, reply) => {

@@ -1,9 +1,15 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { createApiKey, listApiKeys } from '../../accounts/api-keys.ts';
-import { createOrganization, getOrganization, updateOrganization } from '../../accounts/organizations.ts';
+import {
+  createOrganization,
+  getOrganization,
+  listOrganizations,
+  ORG_LIST_MAX_LIMIT,
+  updateOrganization,
+} from '../../accounts/organizations.ts';
 import { createTracker } from '../../accounts/trackers.ts';
-import { createUser } from '../../accounts/users.ts';
+import { createUser, listUsers } from '../../accounts/users.ts';
 import type { Deps } from '../../deps.ts';
 import { badRequest, notFound, parseInput } from '../../errors.ts';
 import { pathId } from './path-id.ts';
@@ -29,6 +35,13 @@ const schemas = {
     account_rate_limit_per_hour: int32.positive().optional(),
     max_active_subscriptions: int32.nonnegative().optional(),
     country: z.string().nullable().optional(),
+    recording_consent: z
+      .strictObject({
+        enabled: z.boolean().optional(),
+        text: z.string().nullable().optional(),
+        language: z.string().nullable().optional(),
+      })
+      .optional(),
   }),
   createUser: z.strictObject({ email: z.string(), password: z.string() }),
   createApiKey: z.strictObject({
@@ -38,6 +51,21 @@ const schemas = {
     name: z.string().nullable().optional(),
   }),
   createTracker: z.strictObject({ name: z.string(), terms: z.array(z.string()) }),
+  listOrganizations: z.strictObject({
+    page: z.coerce
+      .number({ error: 'must be a whole number of at least 1' })
+      .pipe(z.int({ error: 'must be a whole number of at least 1' }).min(1).max(1_000_000))
+      .default(1),
+    limit: z.coerce
+      .number({ error: `must be a whole number from 1 to ${ORG_LIST_MAX_LIMIT}` })
+      .pipe(
+        z
+          .int({ error: `must be a whole number from 1 to ${ORG_LIST_MAX_LIMIT}` })
+          .min(1)
+          .max(ORG_LIST_MAX_LIMIT),
+      )
+      .default(50),
+  }),
 };
 
 type OrgParams = { Params: { org: string } };
@@ -58,6 +86,11 @@ export function organizationRoutes(deps: Deps): FastifyPluginAsync {
         }),
       );
       return reply.code(201).send(created);
+    });
+
+    app.get('/organizations', async (req) => {
+      const q = parseInput(schemas.listOrganizations, req.query, 'query');
+      return listOrganizations(db, q);
     });
 
     app.get<OrgParams>('/organizations/:org', async (req) => {
@@ -84,6 +117,12 @@ export function organizationRoutes(deps: Deps): FastifyPluginAsync {
         createUser(tx, { organizationId, email: b.email, password: b.password, now: clock.now() }),
       );
       return reply.code(201).send(created);
+    });
+
+    app.get<OrgParams>('/organizations/:org/users', async (req) => {
+      const organizationId = pathId(req.params.org, 'organization');
+      if (!(await getOrganization(db, organizationId))) throw notFound(`No organization ${organizationId}.`);
+      return { users: await listUsers(db, organizationId) };
     });
 
     app.get<OrgParams>('/organizations/:org/api-keys', async (req) => {

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, onRequestAsyncHookHandler } from 'fastify';
 import { z } from 'zod';
+import type { JobRunner } from '../../capture/jobs/runner.ts';
 import { storeRecording } from '../../capture/recording-ingest.ts';
 import { deleteRecording, refuseRecording } from '../../capture/recording-lifecycle.ts';
 import type { Deps } from '../../deps.ts';
@@ -39,7 +40,7 @@ const audioOnly: onRequestAsyncHookHandler = async (req) => {
 };
 
 /** PUT /calls/{id}/recording, POST /calls/{id}/recording-refused, POST /calls/{id}/recording/delete. */
-export function recordingOperatorRoutes(deps: Deps): FastifyPluginAsync {
+export function recordingOperatorRoutes(deps: Deps, opts: { jobs: JobRunner }): FastifyPluginAsync {
   return async (app) => {
     // The raw stream goes straight to the BlobStore; nothing is buffered (size capped in ingest).
     app.addContentTypeParser('audio/mpeg', (_req, payload, done) => done(null, payload));
@@ -50,7 +51,11 @@ export function recordingOperatorRoutes(deps: Deps): FastifyPluginAsync {
       async (req, reply) => {
         const { id } = req.params as { id: string };
         const query = parseInput(putQuery, req.query, 'query');
-        await storeRecording(deps, id, req.body as Readable, { recordingSid: query.recording_sid });
+        const stored = await storeRecording(deps, id, req.body as Readable, {
+          recordingSid: query.recording_sid,
+        });
+        // The transcription queued with the audio runs right after the response (or in a worker).
+        if (stored.transcriptionQueued) opts.jobs.soon(id);
         return reply.code(204).send();
       },
     );

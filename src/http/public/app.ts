@@ -4,11 +4,17 @@ import type { Deps } from '../../deps.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
 import { healthRoutes } from '../health.ts';
 import { installJsonParser, JSON_BODY_LIMIT } from '../json-body.ts';
+import { installHttpMetrics } from '../metrics-hooks.ts';
 import { installRequestIds, requestIdOptions } from '../request-id.ts';
 import { apiRoutes } from './api-v1/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
+import { pagesRoutes } from './pages/routes.ts';
+import { telephonyRoutes } from './telephony/routes.ts';
 
-/** The public listener: /api/v1 (REST + recording downloads), the console, /healthz and /readyz. server.ts only listens. */
+/**
+ * The public listener: /api/v1 (REST + recording downloads), the console (JSON API and pages),
+ * /telephony/twilio (Twilio's callbacks), /healthz and /readyz. server.ts only listens.
+ */
 export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log,
@@ -20,11 +26,14 @@ export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
   });
   installRequestIds(app);
+  installHttpMetrics(app, 'public');
   installErrorHandling(app, deps.clock);
   installJsonParser(app);
   await app.register(cookie);
   await app.register(healthRoutes(deps));
   await app.register(apiRoutes(deps), { prefix: '/api/v1' });
   await app.register(consoleRoutes(deps), { prefix: '/app' });
+  await app.register(pagesRoutes(deps), { prefix: '/app' });
+  await app.register(telephonyRoutes(deps), { prefix: '/telephony/twilio' });
   return app;
 }
