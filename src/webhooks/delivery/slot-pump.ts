@@ -9,7 +9,8 @@
  *
  * Fairness (docs/webhooks.md "Fairness between subscriptions"): free slots go round-robin to the
  * subscriptions with ready rows, one row each per turn, up to a fair share each (concurrency /
- * subscriptions with work here); slots left over go to the fastest subscriptions first. And each
+ * subscriptions with work here); slots left over go to the fastest subscriptions first (those
+ * with a measured attempt time: a new one gets its fair share until one of its attempts settled). And each
  * subscription has a cap on the slots it may hold:
  * - not slow, and the only subscription with work here (none other had any for RECENT_MS): the
  *   whole worker (a single busy subscription loses nothing);
@@ -19,10 +20,13 @@
  *   SLOW_CAP slots while any subscription that is not slow has work (ready or in flight);
  *   otherwise the slow ones share all but the reserve (work-conserving: an otherwise idle worker
  *   serves a slow customer's backlog wide, and new work of others still finds free slots).
- * The claim loop (./claim-loop.ts) counts only the ready rows that could start (`runnable`), and
- * its claims leave out capped (new or slow) subscriptions that already have a cap's worth of rows
- * waiting (`saturated()`), so one slow customer's rows never fill the ready buffer and stop the claims for
- * everyone.
+ * The claim loop (./claim-loop.ts) counts only the ready rows that could start within their
+ * subscription's allowance (`runnable`), and its claims leave out the subscriptions that already
+ * hold an allowance's worth of rows ready (`saturated()`). A subscription's allowance is its fair
+ * share of the slots (concurrency / subscriptions with work here), or its cap when lower; a
+ * subscription alone and not slow has no allowance (it may take the whole worker). So the rows of
+ * a customer whose replies are slow, or whose failures are written one at a time, never fill the
+ * ready buffer: the claims pass over them and fetch the other customers' work.
  */
 import { performance } from 'node:perf_hooks';
 import type { Deps } from '../../deps.ts';
@@ -151,6 +155,18 @@ export function createSlotPump(opts: SlotPumpOptions): SlotPump {
     return out;
   }
 
+  /**
+   * Each active subscription's allowance of rows at work here (in flight + ready that could start):
+   * its fair share, or its cap when lower; Infinity for one alone and not slow (the whole worker).
+   */
+  function allowances(now: number): Map<Sub, number> {
+    const cap = caps(now);
+    const share = Math.ceil(concurrency / Math.max(1, active.size));
+    const out = new Map<Sub, number>();
+    for (const [s, c] of cap) out.set(s, c >= concurrency ? Infinity : Math.min(c, share));
+    return out;
+  }
+
   function launch(s: Sub, row: ClaimedDelivery, recheck: boolean): void {
     const started = mono();
     s.starts.push(started);
@@ -219,7 +235,9 @@ export function createSlotPump(opts: SlotPumpOptions): SlotPump {
     // The next pump starts with the subscription after the last one served.
     if (i > 0 && i < turn.length) turn = [...turn.slice(i), ...turn.slice(0, i)];
     if (inFlight.size >= concurrency || turn.length === 0) return;
-    const fastest = [...turn].sort((a, b) => (a.avgMs ?? 0) - (b.avgMs ?? 0));
+    // Only subscriptions with a measured attempt time take leftovers: a new receiver that hangs
+    // would otherwise take every free slot for its time-out before it is known to be slow.
+    const fastest = turn.filter((s) => s.avgMs !== null).sort((a, b) => a.avgMs! - b.avgMs!);
     for (const s of fastest) {
       while (
         inFlight.size < concurrency &&
@@ -239,24 +257,19 @@ export function createSlotPump(opts: SlotPumpOptions): SlotPump {
     },
     get runnable() {
       if (readyCount === 0) return 0;
-      const cap = caps(mono());
+      const allowed = allowances(mono());
       let n = 0;
       for (const s of turn) {
-        const c = cap.get(s) ?? concurrency;
+        const a = allowed.get(s) ?? Infinity;
         // A subscription allowed the whole worker counts in full, as before fairness existed.
-        n += c >= concurrency ? s.ready.length : Math.min(s.ready.length, Math.max(0, c - s.starts.length));
+        n += a === Infinity ? s.ready.length : Math.min(s.ready.length, Math.max(0, a - s.starts.length));
       }
       return n;
     },
     saturated() {
       if (readyCount === 0) return [];
-      const cap = caps(mono());
-      return turn
-        .filter((s) => {
-          const c = cap.get(s) ?? concurrency;
-          return c < concurrency && s.ready.length >= c;
-        })
-        .map((s) => s.id);
+      const allowed = allowances(mono());
+      return turn.filter((s) => s.ready.length >= (allowed.get(s) ?? Infinity)).map((s) => s.id);
     },
     add(rows, leaseUntil) {
       for (const row of rows) {
