@@ -158,20 +158,42 @@ test('misbehaving receivers: each classified per the spec, and the healthy subsc
   const mixed = await burst(orgId, BURST);
   const shared = await rateOf(healthy, mixed.ids, mixed.committedAt);
   const ratio = shared / baseline;
-  // Fair share: 7 subscriptions take turns in round-robin, so a healthy one is owed at least a
-  // seventh of the slots' turns; the hanging and slow ones are capped and use less than their
-  // turn, but the four that answer at once (huge, reset, redirect, broken chunked) each cost the
-  // worker about as much per attempt as the healthy one (a failure more: its own durable
-  // transaction, written in reply order per subscription). So the healthy subscription's fair
-  // share is about a fifth of its rate alone; measured 9–33 % on a loaded 2-core machine. We require
-  // 5 %: the healthy rows arrive in the same claims as the bad ones, and claims wait while the
-  // failing subscriptions' rows drain (docs/decisions.md, fairness). Without fairness the 64 slots
-  // fill with 10 s hanging requests within seconds and the healthy rate falls to a few per second.
-  const threshold = 1 / 20;
-  console.log(
-    `[faults] fairness: healthy subscription alone ${baseline.toFixed(0)} deliveries/s; with 6 bad receivers on the same burst ${shared.toFixed(0)} deliveries/s = ${(ratio * 100).toFixed(0)} % (threshold ${threshold * 100} %)`,
+  const until = new Date(Math.max(...healthy.arrivals.slice(-BURST)));
+  const attempts = await db.query<{ subscription_id: string; n: string }>(
+    `SELECT d.subscription_id, count(*) AS n FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+      WHERE d.organization_id = $1 AND a.started_at >= $2 AND a.started_at <= $3 GROUP BY 1`,
+    [orgId, new Date(mixed.committedAt), until],
   );
-  assert.ok(ratio >= threshold, `healthy share ${(ratio * 100).toFixed(1)} % < ${threshold * 100} %`);
+  const perSub = new Map(attempts.rows.map((r) => [r.subscription_id, Number(r.n)]));
+  const total = [...perSub.values()].reduce((a, b) => a + b, 0);
+  const healthyShare = (perSub.get(healthySub.subscriptionId) ?? 0) / total;
+  console.log(
+    `[faults] fairness: attempts started while the healthy burst was delivered: ${total}; ` +
+      [
+        ['healthy', healthySub.subscriptionId] as const,
+        ...BAD.map((b) => [b, bad.get(b)!.subscriptionId] as const),
+      ]
+        .map(([label, id]) => `${label} ${perSub.get(id) ?? 0}`)
+        .join(', ') +
+      ` — healthy ${(healthyShare * 100).toFixed(0)} % of the worker's attempts`,
+  );
+  // Fair share: 7 subscriptions take turns in round-robin, so the healthy one is owed at least a
+  // seventh of the attempts the worker starts meanwhile (the hanging and slow ones are capped and
+  // use less than their turn). Its rate next to its rate alone is printed, not asserted: the four
+  // others that answer at once cost the machine more per attempt than the healthy one (a 10 MB
+  // reply streamed and cut, a failure's own durable transaction), so the worker as a whole does
+  // fewer attempts per second — measured 6–18 % of the healthy rate alone on this 2-core machine,
+  // with the healthy subscription at 32–39 % of the attempts. Before fairness by allowance
+  // (docs/decisions.md) the same case gave 2–3 %: the healthy rows waited behind the failing ones'
+  // in the claims. Without any fairness the 64 slots fill with 10 s hanging requests within seconds.
+  const owed = 1 / 7;
+  console.log(
+    `[faults] fairness: healthy subscription alone ${baseline.toFixed(0)} deliveries/s; with 6 bad receivers on the same burst ${shared.toFixed(0)} deliveries/s = ${(ratio * 100).toFixed(0)} %; its share of the attempts ${(healthyShare * 100).toFixed(0)} % (owed at least ${(owed * 100).toFixed(0)} %)`,
+  );
+  assert.ok(
+    healthyShare >= owed,
+    `healthy share of attempts ${(healthyShare * 100).toFixed(1)} % < ${(owed * 100).toFixed(1)} %`,
+  );
 
   // 3. Classification of each bad kind's first attempt (hang: after the 10 s time-out). The hanging
   //    and slow customers' backlogs would take minutes at their caps: they are paused now, so that

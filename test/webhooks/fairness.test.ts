@@ -213,3 +213,46 @@ test(`on ${engine}, the claim leaves out the subscriptions it is told to`, async
   assert.ok(rest.every((r) => r.subscriptionId === a.subscriptionId));
   await skipAll(orgId);
 });
+
+test(`on ${engine}, a claim capped per subscription takes the earliest rows of each, up to the cap`, async () => {
+  const { orgId } = await insertOrg(env.db);
+  const subs = [];
+  for (const name of ['a', 'b', 'c']) {
+    subs.push(await insertSubscription(env.deps, { orgId, url: `https://${name}.example.test/in` }));
+  }
+  // 8 events, each fanned out to the three subscriptions, one clock tick apart: an order to keep.
+  for (let i = 0; i < 8; i++) {
+    await emit(env.deps, { orgId });
+    env.clock.advance(1);
+  }
+  const now = env.clock.now();
+  const lease = { now, owner: 'fair', leaseUntil: new Date(now.getTime() + 60_000) };
+  // Each subscription's rows in order, before the claim moves the claimed ones to their lease expiry.
+  const due = await env.db.query<{ id: string; subscription_id: string; n: number }>(
+    `SELECT d.id, d.subscription_id, row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.next_attempt_at)::int AS n
+       FROM webhook_deliveries d WHERE d.organization_id = $1`,
+    [orgId],
+  );
+  const position = new Map(due.rows.map((r) => [r.id, r.n]));
+  const rows = await claimDeliveries(env.db, {
+    ...lease,
+    limit: 100,
+    exclude: [subs[0].subscriptionId],
+    perSubscription: 3,
+  });
+  const count = (id: string) => rows.filter((r) => r.subscriptionId === id).length;
+  assert.deepEqual(
+    subs.map((s) => count(s.subscriptionId)),
+    [0, 3, 3],
+    'none of the excluded one, three of each other',
+  );
+  const ours = new Set(subs.map((s) => s.subscriptionId));
+  assert.ok(
+    rows.filter((r) => ours.has(r.subscriptionId)).every((r) => (position.get(r.id) ?? 99) <= 3),
+    'the earliest three of each subscription',
+  );
+  // Below the cap the statement is the plain claim: a limit smaller than the cap takes rows in order.
+  const next = await claimDeliveries(env.db, { ...lease, limit: 4, exclude: [], perSubscription: 10 });
+  assert.equal(next.length, 4);
+  await skipAll(orgId);
+});

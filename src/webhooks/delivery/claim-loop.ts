@@ -73,7 +73,10 @@ export function createClaimLoop(opts: ClaimLoopOptions): ClaimLoop {
     // Rows beyond their subscription's allowance do not count: they cannot use a free slot now.
     const runnable = slots.runnable;
     if (runnable > concurrency / 2) return 0;
-    return Math.max(0, Math.min(capacity - slots.inFlight - runnable, maxHeld - slots.inFlight - slots.ready));
+    return Math.max(
+      0,
+      Math.min(capacity - slots.inFlight - runnable, maxHeld - slots.inFlight - slots.ready),
+    );
   };
   const wantMore = () => room() > 0;
   /** Whether a subscription the last short claim passed over has room again. */
@@ -94,6 +97,7 @@ export function createClaimLoop(opts: ClaimLoopOptions): ClaimLoop {
       owner,
       leaseUntil: new Date(leaseUntil),
       exclude,
+      perSubscription: slots.perClaim(),
     });
     lastClaimFull = rows.length === limit;
     passedOver = lastClaimFull ? [] : exclude;

@@ -63,6 +63,11 @@ export interface SlotPump {
   readonly runnable: number;
   /** Subscriptions the next claim should leave out: capped below the worker, a cap's worth waiting. */
   saturated(): string[];
+  /**
+   * Rows any one subscription should get from the next claim: twice the fair share while several
+   * subscriptions have work here, Infinity otherwise.
+   */
+  perClaim(): number;
   /** Queues freshly claimed rows (leased until `leaseUntil`, epoch ms) and fills the free slots. */
   add(rows: readonly ClaimedDelivery[], leaseUntil: number): void;
   /** Resolves once nothing is ready or in flight. */
@@ -270,6 +275,9 @@ export function createSlotPump(opts: SlotPumpOptions): SlotPump {
       if (readyCount === 0) return [];
       const allowed = allowances(mono());
       return turn.filter((s) => s.ready.length >= (allowed.get(s) ?? Infinity)).map((s) => s.id);
+    },
+    perClaim() {
+      return active.size <= 1 ? Infinity : 2 * Math.ceil(concurrency / active.size);
     },
     add(rows, leaseUntil) {
       for (const row of rows) {

@@ -15,9 +15,11 @@ import type { Queryable } from '../../../db/types.ts';
  * by primary key in `claimed` instead: a row whose flag disagrees (written around the triggers) is
  * not leased but held, so it is never sent to a paused subscription.
  *
- * `exclude` ($5) names subscriptions this worker already holds a fair share of (slow ones at their
- * cap, ./slot-pump.ts): their due rows are passed over, so the claim fills with other customers'
- * work. Empty on a healthy queue, where the condition costs nothing.
+ * `exclude` ($5) names subscriptions this worker already holds its allowance of (./slot-pump.ts):
+ * their due rows are passed over, so the claim fills with other customers' work. Empty on a healthy
+ * queue, where the condition costs nothing. `perSubscription` ($6), while several subscriptions
+ * share the worker, caps the rows any one of them gets from a claim (DUE_PER_SUBSCRIPTION): without
+ * it, a claim that passes over all but one subscription fills with that one's rows.
  *
  * Returns what an attempt needs: the stored body bytes, the URL, and the encrypted signing secret —
  * the delivery's own secret_id for a rotation test, else the subscription's active secret.
@@ -28,18 +30,48 @@ import type { Queryable } from '../../../db/types.ts';
  * anyway. That saves a WAL flush (~4 ms on the benchmark machine) between an event and its POST,
  * in one round trip.
  */
-export const CLAIM_DELIVERIES_SQL = `
-WITH due AS (
+const DUE_WHERE = `d.status = 'pending' AND NOT d.held
+     AND d.next_attempt_at <= $1
+     AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1)`;
+
+/** The due rows in order, up to $2, leaving out the subscriptions in $5. */
+const DUE_IN_ORDER = `due AS (
   SELECT d.id
     FROM webhook_deliveries d
-   WHERE d.status = 'pending' AND NOT d.held
-     AND d.next_attempt_at <= $1
-     AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1)
+   WHERE ${DUE_WHERE}
      AND d.subscription_id <> ALL ($5::uuid[])
    ORDER BY d.next_attempt_at
    LIMIT $2
    FOR UPDATE SKIP LOCKED
-), claimed AS (
+)`;
+
+/**
+ * The same, taking at most $6 rows of any one subscription: from the first 4 × $2 due rows in
+ * order (unlocked: a window function cannot sit beside FOR UPDATE), the first $6 of each
+ * subscription, then those rows locked, re-checked and skipped when another worker holds them.
+ */
+const DUE_PER_SUBSCRIPTION = `candidates AS (
+  SELECT d.id, d.subscription_id, d.next_attempt_at
+    FROM webhook_deliveries d
+   WHERE ${DUE_WHERE}
+     AND d.subscription_id <> ALL ($5::uuid[])
+   ORDER BY d.next_attempt_at
+   LIMIT $2 * 4
+), picked AS (
+  SELECT id FROM (
+    SELECT id, next_attempt_at, row_number() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at) AS n
+      FROM candidates) c
+   WHERE n <= $6
+   ORDER BY next_attempt_at
+   LIMIT $2
+), due AS (
+  SELECT d.id
+    FROM webhook_deliveries d
+   WHERE d.id IN (SELECT id FROM picked) AND ${DUE_WHERE}
+   FOR UPDATE SKIP LOCKED
+)`;
+
+const CLAIM_REST = `, claimed AS (
   UPDATE webhook_deliveries d
      SET lease_owner = CASE WHEN s.live THEN $3 END,
          lease_expires_at = CASE WHEN s.live THEN $4::timestamptz END,
@@ -67,6 +99,9 @@ SELECT c.id, c.organization_id, c.subscription_id, c.event_id, c.attempts, c.sec
      LIMIT 1
   ) k ON true
  WHERE c.live`;
+
+export const CLAIM_DELIVERIES_SQL = `WITH ${DUE_IN_ORDER}${CLAIM_REST}`;
+export const CLAIM_DELIVERIES_PER_SUBSCRIPTION_SQL = `WITH ${DUE_PER_SUBSCRIPTION}${CLAIM_REST}`;
 
 export interface ClaimedDelivery {
   id: string;
@@ -103,15 +138,23 @@ interface Row {
 
 export async function claimDeliveries(
   db: Queryable,
-  p: { now: Date; limit: number; owner: string; leaseUntil: Date; exclude?: readonly string[] },
+  p: {
+    now: Date;
+    limit: number;
+    owner: string;
+    leaseUntil: Date;
+    exclude?: readonly string[];
+    /** At most this many rows of any one subscription (unset, or not below `limit`: no such cap). */
+    perSubscription?: number;
+  },
 ): Promise<ClaimedDelivery[]> {
-  const { rows } = await db.query<Row>(CLAIM_DELIVERIES_SQL, [
-    p.now,
-    p.limit,
-    p.owner,
-    p.leaseUntil,
-    p.exclude ?? [],
-  ]);
+  const params: unknown[] = [p.now, p.limit, p.owner, p.leaseUntil, p.exclude ?? []];
+  const capped = p.perSubscription !== undefined && p.perSubscription < p.limit;
+  if (capped) params.push(p.perSubscription);
+  const { rows } = await db.query<Row>(
+    capped ? CLAIM_DELIVERIES_PER_SUBSCRIPTION_SQL : CLAIM_DELIVERIES_SQL,
+    params,
+  );
   return rows.map((r) => ({
     id: r.id,
     organizationId: r.organization_id,
