@@ -80,7 +80,7 @@ const noticeOf = (body: string) =>
     .trim();
 
 /** The value of the first input named `name` (an empty value renders as a bare `value`). */
-const valueOf = (body: string, name: string) => {
+const inputValue = (body: string, name: string) => {
   const m = new RegExp(`name="${name}" value(?:="([^"]*)")?`).exec(body);
   return m ? (m[1] ?? '') : null;
 };
@@ -152,8 +152,8 @@ test('bad input is a 400 page naming the problem, with what was typed kept in th
     assert.match(res.headers['content-type'] as string, /^text\/html/);
     assert.equal(noticeOf(res.body), message);
     assert.match(res.body, /<title>New call · Call Capture<\/title>/);
-    assert.equal(valueOf(res.body, 'customer_phone'), fields.customer_phone);
-    assert.equal(valueOf(res.body, 'agent_phone'), fields.agent_phone);
+    assert.equal(inputValue(res.body, 'customer_phone'), fields.customer_phone);
+    assert.equal(inputValue(res.body, 'agent_phone'), fields.agent_phone);
   }
   // A repeated field is the pages' usual 400.
   const twice = await t.h.app.inject({
@@ -204,11 +204,11 @@ test('success: 303 to the new call, placed as the signed-in user; the page shows
   assert.match(page.body, /<li class="reached current">\s*Now: Ringing the agent\s*<\/li>/);
   // The call page offers to call the customer back, with the agent's phone remembered.
   assert.match(page.body, /<h2>Call back<\/h2>/);
-  assert.equal(valueOf(page.body, 'customer_phone'), CUSTOMER_E164);
-  assert.equal(valueOf(page.body, 'agent_phone'), AGENT_PHONE);
+  assert.equal(inputValue(page.body, 'customer_phone'), CUSTOMER_E164);
+  assert.equal(inputValue(page.body, 'agent_phone'), AGENT_PHONE);
   const form = await get(owner, '/app/calls/new');
   assert.equal(form.statusCode, 200);
-  assert.equal(valueOf(form.body, 'agent_phone'), AGENT_PHONE);
+  assert.equal(inputValue(form.body, 'agent_phone'), AGENT_PHONE);
   assert.match(form.body, /Filled in with the phone of your last call\./);
 });
 
@@ -281,8 +281,12 @@ test('a member places calls too, as themselves; a contact link fills in the numb
     new RegExp(`<a href="/app/calls/new\\?contact=${contact_id}" aria-label="Call Ana">Call</a>`),
   );
   const form = await get(member, `/app/calls/new?contact=${contact_id}`);
-  assert.equal(valueOf(form.body, 'customer_phone'), '+14155550177');
-  assert.equal(valueOf(form.body, 'agent_phone'), '', "nothing remembered: the owner's phone is not theirs");
+  assert.equal(inputValue(form.body, 'customer_phone'), '+14155550177');
+  assert.equal(
+    inputValue(form.body, 'agent_phone'),
+    '',
+    "nothing remembered: the owner's phone is not theirs",
+  );
   const contactPage = await get(member, `/app/contacts/${contact_id}`);
   assert.match(
     contactPage.body,
