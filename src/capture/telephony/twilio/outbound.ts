@@ -31,13 +31,14 @@ import { callUrl } from './urls.ts';
 
 /**
  * Outbound click-to-call through Twilio (docs/capture.md "Outbound calls"). placeOutboundCall is the
- * one service function every caller uses (the operator API today; the web app and the planned
- * public POST /calls tomorrow): it stores the call in ringing_agent and asks Twilio to ring the
- * agent. The agent's TwiML asks for a key press; the press dials the customer from the service
- * number, recorded dual-channel from answer. Twilio's callbacks (handleOutboundCallback) then drive
- * the lifecycle through the pure rules of domain/outbound-progress.ts, each one at most once
- * (telephony_callbacks); a stale or impossible one is logged and never applied. The periodic check
- * (reconcileOutboundCalls) settles calls whose callbacks stopped coming.
+ * one service function every caller uses (the operator API, the web app's Call forms in
+ * http/public/pages/outbound.ts, and the planned public POST /calls): it stores the call in
+ * ringing_agent and asks Twilio to ring the agent. The agent's TwiML asks for a key press; the
+ * press dials the customer from the service number, recorded dual-channel from answer. Twilio's
+ * callbacks (handleOutboundCallback) then drive the lifecycle through the pure rules of
+ * domain/outbound-progress.ts, each one at most once (telephony_callbacks); a stale or impossible
+ * one is logged and never applied. The periodic check (reconcileOutboundCalls) settles calls whose
+ * callbacks stopped coming.
  */
 
 /** Seconds the agent's phone rings before Twilio reports no-answer. */

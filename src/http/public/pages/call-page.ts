@@ -21,6 +21,7 @@ import { field, formOf } from './form.ts';
 import { type PageUser, requireOwner, requireUser, seeOther } from './guard.ts';
 import { html, type VNode } from './html.ts';
 import { type Notice, renderPage } from './layout.ts';
+import { CallForm, loadCallSetup } from './outbound.ts';
 import { CopyButton, CsrfField, formatDuration, formatTime, PostButton, Time, words } from './ui.ts';
 
 /** What each deletion reason means, in the words the page shows. */
@@ -62,6 +63,8 @@ const DONE: Record<string, string> = {
   cancelled: 'The scheduled deletion was cancelled.',
   statuses: 'The statuses were saved.',
   unchanged: 'Nothing changed: the statuses were already set that way.',
+  calling:
+    'Calling: your phone rings first. Answer it and press a key to be put through to the customer. Reload this page to follow the call.',
 };
 
 const ANALYSIS_LABELS: [keyof ReturnType<typeof canonicalAnalysis>, string][] = [
@@ -401,6 +404,7 @@ export function callPage(deps: Deps): FastifyPluginAsync {
       const user = requireUser(req);
       const c = await findCallForPage(deps.db, user.session.organizationId, req.params.id);
       const events = await callPageEvents(deps.db, user.session.organizationId, c.id);
+      const setup = c.customer_phone_e164 ? await loadCallSetup(deps.db, user) : null;
       const title = `${c.direction === 'inbound' ? 'Call from' : 'Call to'} ${customerName(c)}`;
       return renderPage(reply, {
         title,
@@ -420,6 +424,13 @@ export function callPage(deps: Deps): FastifyPluginAsync {
           ${
             c.direction === 'outbound' || c.outbound_lifecycle
               ? html`<h2>Outbound call</h2><${Lifecycle} c=${c} events=${events} />`
+              : null
+          }
+          ${
+            setup
+              ? html`<h2>Call back</h2>
+                  <${CallForm} user=${user} setup=${setup} id="call-back" label="Call back"
+                    customer=${c.customer_phone_e164} />`
               : null
           }
           <h2>Transcript</h2>

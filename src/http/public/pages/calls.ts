@@ -9,6 +9,7 @@ import { callPage } from './call-page.ts';
 import { requireUser } from './guard.ts';
 import { html, type VNode } from './html.ts';
 import { type Notice, renderPage } from './layout.ts';
+import { CallForm, loadCallSetup, outboundCallPages } from './outbound.ts';
 import { formatDuration, Time, words } from './ui.ts';
 
 /** Calls per page of the list. */
@@ -138,6 +139,7 @@ export function callPages(deps: Deps): FastifyPluginAsync {
       const result = filter
         ? await listCalls(deps.db, user.session.organizationId, filter)
         : { rows: [], hasMore: false };
+      const setup = await loadCallSetup(deps.db, user);
       const pager = html`<nav class="pager" aria-label="Pages">
         <span>${page > 1 ? html`<a href=${listHref(filters, page - 1)} rel="prev">Newer calls</a>` : null}</span>
         <span>Page ${page}</span>
@@ -149,7 +151,11 @@ export function callPages(deps: Deps): FastifyPluginAsync {
         nav: 'calls',
         status: notice?.kind === 'error' ? 400 : 200,
         notice,
-        body: html`<${FilterForm} filters=${filters} />
+        body: html`<details class="new-call">
+            <summary>New call</summary>
+            <${CallForm} user=${user} setup=${setup} id="new-call" label="Call" />
+          </details>
+          <${FilterForm} filters=${filters} />
           ${
             result.rows.length === 0
               ? html`<p>${Object.keys(filters).length > 0 ? 'No calls match these filters.' : 'No calls yet.'}</p>`
@@ -159,6 +165,7 @@ export function callPages(deps: Deps): FastifyPluginAsync {
       });
     });
 
+    await app.register(outboundCallPages(deps));
     await app.register(callPage(deps));
   };
 }

@@ -8,6 +8,7 @@ import { formOf } from './form.ts';
 import { type PageUser, requireUser, seeOther } from './guard.ts';
 import { html, type VNode } from './html.ts';
 import { type Notice, renderPage } from './layout.ts';
+import { CallForm, type CallSetup, loadCallSetup, setupReady } from './outbound.ts';
 import { doneNotice, formError, textField } from './settings/shared.ts';
 import { CsrfField, Time } from './ui.ts';
 
@@ -24,7 +25,13 @@ const DONE: Record<string, string> = {
 
 const fullName = (c: ContactView) => [c.first_name, c.last_name].filter(Boolean).join(' ');
 
-function ContactList(p: { items: ContactView[]; q: string; page: number; hasMore: boolean }): VNode {
+function ContactList(p: {
+  items: ContactView[];
+  q: string;
+  page: number;
+  hasMore: boolean;
+  canCall: boolean;
+}): VNode {
   const link = (page: number) =>
     `/app/contacts?${new URLSearchParams({ ...(p.q ? { q: p.q } : {}), page: String(page) })}`;
   return html`<form method="get" action="/app/contacts" class="filters" role="search">
@@ -42,7 +49,12 @@ function ContactList(p: { items: ContactView[]; q: string; page: number; hasMore
               ${p.items.map(
                 (c) => html`<tr data-contact-id=${c.contact_id}>
                   <td><a href=${`/app/contacts/${c.contact_id}`}>${fullName(c) || c.phone}</a></td>
-                  <td>${c.phone_e164 ?? c.phone}</td>
+                  <td>${c.phone_e164 ?? c.phone}${
+                    p.canCall && c.phone_e164
+                      ? html` <a href=${`/app/calls/new?contact=${c.contact_id}`}
+                          aria-label=${`Call ${fullName(c) || c.phone_e164}`}>Call</a>`
+                      : null
+                  }</td>
                   <td>${c.email ?? ''}</td>
                   <td>${c.company ?? ''}</td>
                   <td>${c.tags.join(', ')}</td>
@@ -96,6 +108,7 @@ async function renderEdit(
   reply: FastifyReply,
   user: PageUser,
   c: ContactView,
+  setup: CallSetup,
   o: { v?: ContactForm; notice?: Notice | null; status?: number } = {},
 ): Promise<FastifyReply> {
   return renderPage(reply, {
@@ -109,6 +122,12 @@ async function renderEdit(
         <dt>Created</dt><dd><${Time} at=${c.created_at} /></dd>
         <dt>Updated</dt><dd><${Time} at=${c.updated_at} /></dd>
       </dl>
+      ${
+        c.phone_e164
+          ? html`<h2>Call</h2>
+              <${CallForm} user=${user} setup=${setup} id="call-contact" label="Call" customer=${c.phone_e164} />`
+          : null
+      }
       <h2>Edit</h2>
       <${EditForm} user=${user} c=${c} v=${o.v ?? formValues(c)} />`,
   });
@@ -133,7 +152,8 @@ export function contactPages(deps: Deps): FastifyPluginAsync {
         title: 'Contacts',
         user,
         nav: 'contacts',
-        body: html`<${ContactList} items=${r.items} q=${q} page=${page} hasMore=${r.has_more} />`,
+        body: html`<${ContactList} items=${r.items} q=${q} page=${page} hasMore=${r.has_more}
+          canCall=${setupReady(await loadCallSetup(deps.db, user))} />`,
       });
     });
 
@@ -141,7 +161,9 @@ export function contactPages(deps: Deps): FastifyPluginAsync {
       const user = requireUser(req);
       const c = await getContact(deps.db, user.session.organizationId, req.params.id);
       if (!c) throw notFound(`No contact ${req.params.id} in your organization.`);
-      return renderEdit(reply, user, c, { notice: doneNotice(req, DONE) });
+      return renderEdit(reply, user, c, await loadCallSetup(deps.db, user), {
+        notice: doneNotice(req, DONE),
+      });
     });
 
     app.post<IdParams>('/contacts/:id', async (req, reply) => {
@@ -173,7 +195,7 @@ export function contactPages(deps: Deps): FastifyPluginAsync {
         );
         return seeOther(reply, `/app/contacts/${before.contact_id}?done=${changed ? 'saved' : 'unchanged'}`);
       } catch (err) {
-        return renderEdit(reply, user, before, { v, ...formError(err) });
+        return renderEdit(reply, user, before, await loadCallSetup(deps.db, user), { v, ...formError(err) });
       }
     });
   };
