@@ -7,8 +7,9 @@
  * pool not closed in `finally` / `after`) keeps its process alive, and the run waits for it
  * forever. Here such a file is killed after TEST_FILE_TIMEOUT_MS (default 10 min) and reported.
  *
- * Usage: node scripts/run-tests.ts <glob or file>… Prints one line per passing file, the whole
- * output of a failing one, and totals; exits 1 when any file failed or was killed.
+ * Usage: node scripts/run-tests.ts <glob or file>… Prints one line per passing file (and the lines
+ * of its output that match TEST_ECHO, a regular expression), the whole output of a failing one, and
+ * totals; exits 1 when any file failed or was killed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { globSync } from 'node:fs';
@@ -16,6 +17,8 @@ import { globSync } from 'node:fs';
 const PER_TEST_TIMEOUT_MS = 120_000;
 const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS) || 10 * 60_000;
 const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY) || 2);
+/** Lines of a passing file's output to print too (a regular expression): the fault suite's tallies. */
+const echo = process.env.TEST_ECHO ? new RegExp(process.env.TEST_ECHO) : null;
 
 const patterns = process.argv.slice(2);
 const files = [...new Set(patterns.flatMap((p) => globSync(p)))].sort();
@@ -93,6 +96,9 @@ function report(o: Outcome): void {
   if (o.ok) {
     const skipped = o.counts.skipped ? `, ${o.counts.skipped} skipped` : '';
     console.log(`✔ ${o.file} (${o.counts.pass ?? 0} passed${skipped}, ${secs})`);
+    if (echo) {
+      for (const line of o.output.split('\n')) if (echo.test(line)) console.log(`    ${line.trim()}`);
+    }
     return;
   }
   console.log(`\n✖ ${o.file} (${secs})\n${o.output.trimEnd()}`);
