@@ -4,10 +4,17 @@ import type {
   onRequestAsyncHookHandler,
   preHandlerAsyncHookHandler,
 } from 'fastify';
-import { type ConsoleSession, csrfMatches, loadSession, SESSION_COOKIE } from '../../../accounts/sessions.ts';
+import {
+  type ConsoleSession,
+  csrfMatches,
+  liveSession,
+  SESSION_COOKIE,
+  type SessionRow,
+} from '../../../accounts/sessions.ts';
 import type { UserRole } from '../../../accounts/users.ts';
 import type { Deps } from '../../../deps.ts';
 import { forbidden } from '../../../errors.ts';
+import { sha256Hex } from '../../../keys.ts';
 import { field, formOf } from './form.ts';
 import { loginUrl } from './next-path.ts';
 
@@ -30,21 +37,30 @@ export const CSRF_FIELD = '_csrf';
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** The session of a request's cookie with its user, or null (no cookie, expired, ended, unknown user). */
+/**
+ * The session of a request's cookie with its user, or null (no cookie, expired, ended, unknown user).
+ * One query reads the session, its user and organization (every signed-in page runs it first).
+ */
 export async function loadPageUser(deps: Deps, req: FastifyRequest): Promise<PageUser | null> {
   const cookie = req.cookies?.[SESSION_COOKIE];
   if (!cookie) return null;
-  const session = await loadSession(deps.db, cookie, deps.clock.now());
-  if (!session) return null;
-  const { rows } = await deps.db.query<{ email: string; role: UserRole; name: string }>(
-    `SELECT u.email, u.role, o.name FROM users u JOIN organizations o ON o.id = u.organization_id
-      WHERE u.id = $1 AND u.organization_id = $2`,
-    [session.userId, session.organizationId],
-    { name: 'pages_session_user_v1' },
+  const id = sha256Hex(cookie);
+  const { rows } = await deps.db.query<
+    SessionRow & { email: string | null; role: UserRole | null; org_name: string | null }
+  >(
+    `SELECT s.user_id, s.organization_id, s.csrf_token, s.created_at, s.expires_at,
+            u.email, u.role, o.name AS org_name
+       FROM sessions s
+       LEFT JOIN users u ON u.id = s.user_id AND u.organization_id = s.organization_id
+       LEFT JOIN organizations o ON o.id = u.organization_id
+      WHERE s.id = $1`,
+    [id],
+    { name: 'pages_session_user_v2' },
   );
   const row = rows[0];
-  if (!row) return null;
-  return { session, email: row.email, role: row.role, organizationName: row.name };
+  const session = await liveSession(deps.db, id, row, deps.clock.now());
+  if (!session || row.email === null || row.role === null || row.org_name === null) return null;
+  return { session, email: row.email, role: row.role, organizationName: row.org_name };
 }
 
 /**
