@@ -124,7 +124,8 @@ export function listCallsStatement(
   return { shape: `later_${shape}`, sql, params };
 }
 
-const page = <R>(rows: R[], f: ListCallsFilter): { rows: R[]; hasMore: boolean } => {
+/** The page of limit + 1 rows read: at most limit rows, and whether more follow. */
+export const pageOf = <R>(rows: R[], f: ListCallsFilter): { rows: R[]; hasMore: boolean } => {
   const hasMore = rows.length > f.limit;
   return { rows: hasMore ? rows.slice(0, f.limit) : rows, hasMore };
 };
@@ -139,7 +140,7 @@ export async function listCalls(
   const { rows } = await db.query<CallViewRow>(sql, [organizationId, ...params], {
     name: `api_list_calls_v4_${shape}`,
   });
-  return page(rows, f);
+  return pageOf(rows, f);
 }
 
 /**
@@ -155,5 +156,5 @@ export function listCallsPiggyback(f: ListCallsFilter): PiggybackRead {
 
 /** The page of a listCallsPiggyback read (req.piggyback). */
 export function piggybackPage(read: unknown, f: ListCallsFilter): { rows: CallViewRow[]; hasMore: boolean } {
-  return page((read ?? []) as CallViewRow[], f);
+  return pageOf((read ?? []) as CallViewRow[], f);
 }
