@@ -183,8 +183,8 @@ test('a database failure answers 500 DATABASE_ERROR with the generic message and
 });
 
 test('GET /calls whose list fails: counted once, 403 before the 500, 400 before the 500', async () => {
-  // The list rides on the authentication statement; when that statement fails the request is
-  // authenticated and counted alone, then answered as when the list was a query of its own.
+  // The list is a query of its own after authentication: a failing list is counted, and the scope
+  // (403) and query string (400) are checked before it runs.
   const failing: Db = {
     ...h.db,
     query: async <T>(sql: string, params?: readonly unknown[]) => {

@@ -15,11 +15,10 @@ import { AUTH_FAILURES_PER_MINUTE } from './rate-limit.ts';
  *   path writes only to rate_limit_windows (unlogged, migration 0004).
  * All sub-statements see one snapshot; the final SELECT always returns exactly one row.
  *
- * A route may piggyback its own read on the same round trip (GET /calls/{id} and GET /calls do): a
- * SELECT that may use the authenticated key's organization as `a.organization_id` and its
- * parameters from $7; its first row comes back as JSON in `piggyback` (null without a key or
- * without a row), or all its rows as one JSON array (`many`). The route still checks scope and
- * entitlement before it shows anything of it.
+ * A route may piggyback its own read on the same round trip (GET /calls/{id} does): a SELECT that
+ * may use the authenticated key's organization as `a.organization_id` and its parameter as $7; its
+ * first row comes back as JSON in `piggyback` (null without a key or without a row). The route
+ * still checks scope and entitlement before it shows anything of it.
  *
  * Prepared (named): planning this statement costs more than running it, so PostgreSQL plans it once
  * per connection.
@@ -68,15 +67,8 @@ const FROM = `
 export interface Piggyback {
   /** prepared-statement name of the combined statement */
   name: string;
-  /** SELECT …, may reference a.organization_id and parameters from $7 */
+  /** SELECT …, may reference a.organization_id and $7 */
   sql: string;
-  /** every row as one JSON array (null without a key), instead of the first row as JSON */
-  many?: boolean;
-}
-
-/** A piggyback with its parameters ($7, $8, … in order): what one request reads. */
-export interface PiggybackRead extends Piggyback {
-  params: unknown[];
 }
 
 export interface AuthStatement {
@@ -84,21 +76,16 @@ export interface AuthStatement {
   sql: string;
 }
 
-const plain: AuthStatement = { name: 'api_authenticate_v1', sql: `${CTE} SELECT ${COLUMNS}${FROM}` };
-
 export function authStatement(piggyback?: Piggyback): AuthStatement {
-  if (!piggyback) return plain;
+  if (!piggyback) return { name: 'api_authenticate_v1', sql: `${CTE} SELECT ${COLUMNS}${FROM}` };
   // The piggyback comes first in the select list: PostgreSQL evaluates it, and the counter upserts
   // (key_count, org_count) only when their columns are reached, in that order. So the read runs
   // before the counter rows are locked and those locks are held for less time; a different order
   // would be slower, never wrong.
-  const read = piggyback.many
-    ? `(SELECT json_agg(p) FROM (${piggyback.sql}) p)`
-    : `(SELECT to_json(p) FROM (${piggyback.sql}) p LIMIT 1)`;
   return {
     name: piggyback.name,
     sql: `${CTE}
-SELECT ${read} AS piggyback,
+SELECT (SELECT to_json(p) FROM (${piggyback.sql}) p LIMIT 1) AS piggyback,
        ${COLUMNS}${FROM}`,
   };
 }
@@ -137,7 +124,7 @@ export type AuthOutcome =
 /** keyHash null = no usable Bearer key in the request (still a failed authentication). */
 export async function authenticateAndCount(
   db: Queryable,
-  input: { keyHash: string | null; clientAddress: string; now: Date; piggybackParams?: readonly unknown[] },
+  input: { keyHash: string | null; clientAddress: string; now: Date; piggybackParam?: unknown },
   statement: AuthStatement = authStatement(),
 ): Promise<AuthOutcome> {
   const params: unknown[] = [
@@ -148,7 +135,7 @@ export async function authenticateAndCount(
     AUTH_FAILURES_PER_MINUTE,
     input.now,
   ];
-  if (input.piggybackParams) params.push(...input.piggybackParams);
+  if (statement.sql.includes('$7')) params.push(input.piggybackParam ?? null);
   const { rows } = await db.query<Row>(statement.sql, params, { name: statement.name });
   const r = rows[0];
   if (r.failures_before >= AUTH_FAILURES_PER_MINUTE) return { kind: 'throttled' };

@@ -2,14 +2,7 @@ import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'f
 import { hashApiKey, type Scope } from '../../../accounts/api-key-format.ts';
 import type { Deps } from '../../../deps.ts';
 import { AppError } from '../../../errors.ts';
-import {
-  type AuthenticatedKey,
-  type AuthOutcome,
-  type AuthStatement,
-  authenticateAndCount,
-  authStatement,
-  type PiggybackRead,
-} from './auth-query.ts';
+import { type AuthenticatedKey, authenticateAndCount, authStatement, type Piggyback } from './auth-query.ts';
 import { authThrottleHeaders, decideRate } from './rate-limit.ts';
 
 /** The API key a request authenticated with (set by authenticate()). */
@@ -24,28 +17,14 @@ export interface ApiPrincipal {
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: ApiPrincipal;
-    /**
-     * what a route's piggyback read returned (see authenticate's options): its row or rows as JSON,
-     * null without any; undefined when the request carried no read
-     */
+    /** the row a route's piggyback read returned (see authenticate's options); null when none */
     piggyback?: unknown;
-    /** the error of a piggyback read under countWhenReadFails (see authenticate's options) */
-    piggybackError?: unknown;
   }
 }
 
 export interface AuthOptions {
-  /**
-   * a read of the route's own that rides on the authentication round trip (auth-query.ts), chosen
-   * per request; null: none for this request (req.piggyback stays undefined)
-   */
-  piggyback?: (req: FastifyRequest) => PiggybackRead | null;
-  /**
-   * when the combined statement fails, authenticate and count alone and leave the error in
-   * req.piggybackError for the route to throw after its checks (scope 403, query 400): the answers,
-   * X-RateLimit-* headers and counting of a failing read are those of a read in a query of its own
-   */
-  countWhenReadFails?: boolean;
+  /** a read of the route's own that rides on the authentication round trip (auth-query.ts) */
+  piggyback?: Piggyback & { param: (req: FastifyRequest) => unknown };
 }
 
 const WHERE_KEYS = 'API keys are created in the web app on the integrations settings page.';
@@ -97,38 +76,17 @@ export function duplicateAuthorization(req: FastifyRequest): AppError | null {
  * countWithoutOperation; scope 403 and validation 400 run later, in the handler.)
  */
 export function authenticate(deps: Deps, opts: AuthOptions = {}): preHandlerAsyncHookHandler {
-  // The combined statements by name: assembled once each (a route has a few shapes).
-  const statements = new Map<string, AuthStatement>();
-  const statementOf = (read: PiggybackRead): AuthStatement => {
-    let s = statements.get(read.name);
-    if (!s) {
-      s = authStatement(read);
-      statements.set(read.name, s);
-    }
-    return s;
-  };
+  const statement = authStatement(opts.piggyback);
+  const param = opts.piggyback?.param;
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     const now = deps.clock.now();
     const bearer = bearerKey(req.headers.authorization);
     const keyHash = 'key' in bearer ? hashApiKey(bearer.key) : null;
-    const read = opts.piggyback?.(req) ?? null;
-    const input = { keyHash, clientAddress: req.ip, now };
-    let outcome: AuthOutcome;
-    let readError: unknown = null;
-    if (!read) outcome = await authenticateAndCount(deps.db, input);
-    else {
-      const combined = { ...input, piggybackParams: read.params };
-      try {
-        outcome = await authenticateAndCount(deps.db, combined, statementOf(read));
-      } catch (err) {
-        if (!opts.countWhenReadFails) throw err;
-        // The statement failed as a whole (nothing of it was counted): authenticate and count alone,
-        // so the request is answered and counted as when the read was a query of its own, and the
-        // route rethrows the read's error after its own checks.
-        outcome = await authenticateAndCount(deps.db, input);
-        readError = err;
-      }
-    }
+    const outcome = await authenticateAndCount(
+      deps.db,
+      { keyHash, clientAddress: req.ip, now, piggybackParam: param?.(req) },
+      statement,
+    );
     if (outcome.kind === 'throttled') throw throttled(now, reply);
     if (outcome.kind === 'unauthenticated') {
       reply.headers(CHALLENGE);
@@ -158,8 +116,7 @@ export function authenticate(deps: Deps, opts: AuthOptions = {}): preHandlerAsyn
       scopes: key.scopes,
       rateLimitPerHour: key.keyLimit,
     };
-    if (readError) req.piggybackError = readError;
-    else if (read) req.piggyback = outcome.piggyback;
+    req.piggyback = outcome.piggyback;
   };
   keyAuthenticators.add(handler);
   return handler;

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../../db/types.ts';
 import type { CallViewRow } from '../../../domain/call-view.ts';
-import type { Piggyback, PiggybackRead } from './auth-query.ts';
+import type { Piggyback } from './auth-query.ts';
 import { type ListCallsFilter, MAX_LIMIT } from './calls-params.ts';
 
 /**
@@ -101,10 +101,14 @@ export function listCallsStatement(
     // Trailing digits of the E.164 number = leading digits of its reversed digits: a prefix, asked as
     // the byte-wise range [prefix, prefix with its last digit + 1) — the operators of the
     // text_pattern_ops index — so a generic plan scans the phone index whatever the digits are
-    // (a LIKE pattern is index-able only when known at planning time).
+    // (a LIKE pattern is index-able only when known at planning time). Each bound is a scalar
+    // subquery, unknown while planning even with the values at hand: a custom plan then costs what
+    // the generic one does, so PostgreSQL settles on the generic plan instead of planning every
+    // request (with plain parameters the custom plan's 1-row estimate always looked cheaper, and
+    // planning cost 0.19 ms against 0.03 ms of running).
     const ors = f.phoneDigits.map((digits) => {
       const [from, below] = prefixRange(digits.split('').reverse().join(''));
-      return `(c.customer_phone_rdigits ~>=~ ${p(from)}::text AND c.customer_phone_rdigits ~<~ ${p(below)}::text)`;
+      return `(c.customer_phone_rdigits ~>=~ (SELECT ${p(from)}::text) AND c.customer_phone_rdigits ~<~ (SELECT ${p(below)}::text))`;
     });
     where.push(`(${ors.join(' OR ')})`);
     shape += `p${ors.length}`;
@@ -141,20 +145,4 @@ export async function listCalls(
     name: `api_list_calls_v4_${shape}`,
   });
   return pageOf(rows, f);
-}
-
-/**
- * GET /calls' page riding on the authentication round trip (auth-query.ts): the same statement as
- * listCalls with the key's organization, its rows aggregated into one JSON array (in the page's
- * order: json_agg reads its subquery's rows as they come, and no join follows the subquery's ORDER
- * BY), or null when no key was found.
- */
-export function listCallsPiggyback(f: ListCallsFilter): PiggybackRead {
-  const { shape, sql, params } = listCallsStatement(f, 'a.organization_id', 7);
-  return { name: `api_authenticate_list_calls_v1_${shape}`, sql, params, many: true };
-}
-
-/** The page of a listCallsPiggyback read (req.piggyback). */
-export function piggybackPage(read: unknown, f: ListCallsFilter): { rows: CallViewRow[]; hasMore: boolean } {
-  return pageOf((read ?? []) as CallViewRow[], f);
 }

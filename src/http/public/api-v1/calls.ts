@@ -1,11 +1,11 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Deps } from '../../../deps.ts';
 import { type CallViewRow, toCallView } from '../../../domain/call-view.ts';
 import { notFound } from '../../../errors.ts';
 import { isUuid } from '../../../ids.ts';
 import { authenticate, requireScope } from './auth.ts';
-import { callByIdPiggyback, listCallsPiggyback, piggybackPage } from './call-queries.ts';
-import { type ListCallsFilter, readListCallsQuery } from './calls-params.ts';
+import { callByIdPiggyback, listCalls } from './call-queries.ts';
+import { readListCallsQuery } from './calls-params.ts';
 import { readQuery } from './query.ts';
 import { ok } from './reply.ts';
 
@@ -16,41 +16,19 @@ const callIdParam = (req: FastifyRequest): string | null => {
   return isUuid(id) ? id : null;
 };
 
-/** GET /calls' query string, read once per request (by the authentication's piggyback). */
-const listFilters = new WeakMap<FastifyRequest, ListCallsFilter>();
-
 /**
  * GET /calls (listCalls) and GET /calls/{id} (getCall), scope read.calls. The scope is checked
  * before the query string (403 before 400), the query string before the call (400 before 404).
- * Both read their calls in the authentication round trip (one query per request); a list request
- * whose query string is invalid authenticates alone, and its handler answers 400. When the list's
- * statement fails, the request is authenticated and counted alone and answered with the list's
- * error after the scope check, as when the list was a query of its own.
+ * GET /calls/{id} reads its call in the authentication round trip (one query per request).
  */
-export function callRoutes(deps: Deps): FastifyPluginAsync {
+export function callRoutes(deps: Deps, auth: preHandlerAsyncHookHandler): FastifyPluginAsync {
   const base = deps.config.publicBaseUrl;
-  const authWithCall = authenticate(deps, {
-    piggyback: (req) => ({ ...callByIdPiggyback, params: [callIdParam(req)] }),
-  });
-  const authWithList = authenticate(deps, {
-    piggyback: (req) => {
-      let filter: ListCallsFilter;
-      try {
-        filter = readListCallsQuery(req.url);
-      } catch {
-        return null;
-      }
-      listFilters.set(req, filter);
-      return listCallsPiggyback(filter);
-    },
-    countWhenReadFails: true,
-  });
+  const authWithCall = authenticate(deps, { piggyback: { ...callByIdPiggyback, param: callIdParam } });
   return async (app) => {
-    app.get('/calls', { preHandler: authWithList, exposeHeadRoute: false }, async (req) => {
-      requireScope(req, 'read.calls');
-      const filter = listFilters.get(req) ?? readListCallsQuery(req.url);
-      if (req.piggybackError) throw req.piggybackError;
-      const { rows, hasMore } = piggybackPage(req.piggyback, filter);
+    app.get('/calls', { preHandler: auth, exposeHeadRoute: false }, async (req) => {
+      const p = requireScope(req, 'read.calls');
+      const filter = readListCallsQuery(req.url);
+      const { rows, hasMore } = await listCalls(deps.db, p.organizationId, filter);
       return ok(deps.clock, {
         items: rows.map((r) => toCallView(r, base)),
         has_more: hasMore,

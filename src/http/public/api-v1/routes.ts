@@ -67,7 +67,7 @@ export function apiRoutes(deps: Deps): FastifyPluginAsync {
     allow.track();
     const auth = authenticate(deps);
     await app.register(meRoutes(deps, auth));
-    await app.register(callRoutes(deps));
+    await app.register(callRoutes(deps, auth));
     await app.register(recordingRoutes(deps));
 
     const openapi = JSON.stringify(buildOpenApiDocument({ publicBaseUrl: deps.config.publicBaseUrl }));
