@@ -43,6 +43,15 @@ export async function createSession(
   return { cookieValue, csrfToken, expiresAt };
 }
 
+/** A session row as stored (the columns liveSession reads). */
+export interface SessionRow {
+  user_id: string;
+  organization_id: string;
+  csrf_token: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
 /** The live session for a cookie value, or null; slides the idle deadline (capped by the absolute one). */
 export async function loadSession(
   q: Queryable,
@@ -50,14 +59,25 @@ export async function loadSession(
   now: Date,
 ): Promise<ConsoleSession | null> {
   const id = sha256Hex(cookieValue);
-  const { rows } = await q.query<{
-    user_id: string;
-    organization_id: string;
-    csrf_token: string;
-    created_at: Date;
-    expires_at: Date;
-  }>('SELECT user_id, organization_id, csrf_token, created_at, expires_at FROM sessions WHERE id = $1', [id]);
-  const row = rows[0];
+  const { rows } = await q.query<SessionRow>(
+    'SELECT user_id, organization_id, csrf_token, created_at, expires_at FROM sessions WHERE id = $1',
+    [id],
+    { name: 'sessions_load_v1' },
+  );
+  return liveSession(q, id, rows[0], now);
+}
+
+/**
+ * The session of a row read by id (sessionId: the SHA-256 of the cookie value) if it is live, else
+ * null; slides the idle deadline (capped by the absolute one). For callers that read the session row
+ * together with more (the web app's pages read its user in the same query).
+ */
+export async function liveSession(
+  q: Queryable,
+  id: string,
+  row: SessionRow | undefined,
+  now: Date,
+): Promise<ConsoleSession | null> {
   if (!row || row.expires_at.getTime() <= now.getTime()) return null;
   const absolute = row.created_at.getTime() + SESSION_ABSOLUTE_MS;
   if (now.getTime() >= absolute) return null;

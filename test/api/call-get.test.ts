@@ -181,3 +181,42 @@ test('a database failure answers 500 DATABASE_ERROR with the generic message and
     await app.close();
   }
 });
+
+test('GET /calls whose list fails: counted once, 403 before the 500, 400 before the 500', async () => {
+  // The list is a query of its own after authentication: a failing list is counted, and the scope
+  // (403) and query string (400) are checked before it runs.
+  const failing: Db = {
+    ...h.db,
+    query: async <T>(sql: string, params?: readonly unknown[]) => {
+      if (sql.includes('FROM calls')) throw new DatabaseError('list failed');
+      return h.db.query<T>(sql, params);
+    },
+  };
+  const other = await insertOrg(h.db);
+  const { key: noScope } = await insertApiKey(h.db, {
+    orgId: other.orgId,
+    userId: other.ownerId,
+    scopes: [],
+  });
+  const app = await buildPublicApp({ ...h.deps, db: failing });
+  try {
+    const first = await app.inject({
+      method: 'GET',
+      url: '/api/v1/calls?limit=5&page=3',
+      headers: bearer(key),
+    });
+    assert.equal(first.statusCode, 500);
+    const second = await app.inject({ method: 'GET', url: '/api/v1/calls', headers: bearer(key) });
+    assert.equal(second.statusCode, 500);
+    assert.equal(
+      Number(first.headers['x-ratelimit-remaining']) - Number(second.headers['x-ratelimit-remaining']),
+      1,
+    );
+    const forbidden = await app.inject({ method: 'GET', url: '/api/v1/calls', headers: bearer(noScope) });
+    assert.equal(forbidden.statusCode, 403);
+    const invalid = await app.inject({ method: 'GET', url: '/api/v1/calls?page=0', headers: bearer(key) });
+    assert.equal(invalid.statusCode, 400);
+  } finally {
+    await app.close();
+  }
+});

@@ -1,6 +1,8 @@
 /** The pages at the HTTP level (no browser): cookies, redirects, headers, escaping, refusals. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { DatabaseError, type Db, type QueryOptions } from '../../src/db/types.ts';
+import { buildPublicApp } from '../../src/http/public/app.ts';
 import { safeNext } from '../../src/http/public/pages/next-path.ts';
 import { CONTENT_SECURITY_POLICY, SECURITY_HEADERS } from '../../src/http/public/pages/security.ts';
 import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/console.ts';
@@ -220,4 +222,46 @@ test('a JSON body posted to a page is a 400 page, never a 500', async () => {
   });
   assert.equal(res.statusCode, 400);
   assert.match(res.body, /Field &quot;delete_on&quot; must be text\.|Field "delete_on" must be text\./);
+});
+
+test('the calls list reads its session, user and calls in one query, and a failing one still answers', async () => {
+  const id = await insertCall(h.db, {
+    orgId,
+    customerE164: '+14155550123',
+    customerNational: '(415) 555-0123',
+  });
+  const { cookie } = await signIn();
+  const seen: string[] = [];
+  let fail = false;
+  const counting: Db = {
+    ...h.db,
+    query: async <T>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
+      seen.push(sql);
+      if (fail && sql.includes('FROM calls')) throw new DatabaseError('list failed');
+      return h.db.query<T>(sql, params, options);
+    },
+  };
+  const app = await buildPublicApp({ ...h.deps, db: counting });
+  try {
+    for (const url of ['/app/calls', '/app/calls?page=2', '/app/calls?direction=inbound&phone=4155550123']) {
+      seen.length = 0;
+      const res = await app.inject({ url, headers: { cookie } });
+      assert.equal(res.statusCode, 200, url);
+      assert.equal(seen.length, 1, url);
+      assert.equal(res.body.includes(`/app/calls/${id}`), url !== '/app/calls?page=2', url);
+    }
+    // A bad filter: the session alone, and the page says why (400).
+    seen.length = 0;
+    const bad = await app.inject({ url: '/app/calls?dateFrom=yesterday', headers: { cookie } });
+    assert.equal(bad.statusCode, 400);
+    assert.equal(seen.length, 1);
+    // The combined query fails: the session is read alone, the list again on its own, and its error is the page's.
+    fail = true;
+    seen.length = 0;
+    const failed = await app.inject({ url: '/app/calls', headers: { cookie } });
+    assert.equal(failed.statusCode, 500);
+    assert.equal(seen.length, 3);
+  } finally {
+    await app.close();
+  }
 });

@@ -1,15 +1,15 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Deps } from '../../../deps.ts';
 import type { CallViewRow } from '../../../domain/call-view.ts';
 import { CRM_STATUSES, DIRECTIONS } from '../../../domain/values.ts';
 import { AppError } from '../../../errors.ts';
-import { listCalls } from '../api-v1/call-queries.ts';
+import { listCalls, listCallsStatement, pageOf } from '../api-v1/call-queries.ts';
 import { type ListCallsFilter, readListCallsQuery } from '../api-v1/calls-params.ts';
 import { callPage } from './call-page.ts';
-import { requireUser } from './guard.ts';
+import { PAGE_READ, type PageRead, requireUser } from './guard.ts';
 import { html, type VNode } from './html.ts';
 import { type Notice, renderPage } from './layout.ts';
-import { CallForm, loadCallSetup, outboundCallPages } from './outbound.ts';
+import { outboundCallPages } from './outbound.ts';
 import { formatDuration, Time, words } from './ui.ts';
 
 /** Calls per page of the list. */
@@ -118,28 +118,60 @@ function CallsTable({ rows }: { rows: CallViewRow[] }): VNode {
   </table>`;
 }
 
+/** What the list page asks for: its filters and page, the REST filter they make, or why they are refused. */
+interface ListRequest {
+  filters: Filters;
+  page: number;
+  filter: ListCallsFilter | null;
+  notice: Notice | null;
+}
+
+function readListRequest(url: string): ListRequest {
+  const { filters, page } = readFilters(url);
+  try {
+    const query = new URLSearchParams({ ...filters, page: String(page), limit: String(PAGE_SIZE) });
+    return { filters, page, filter: readListCallsQuery(`/?${query}`), notice: null };
+  } catch (err) {
+    if (!(err instanceof AppError) || err.code !== 'BAD_REQUEST') throw err;
+    return {
+      filters,
+      page,
+      filter: null,
+      notice: { kind: 'error', text: err.message.replace(/query parameter /gi, 'filter ') },
+    };
+  }
+}
+
+/** The list request of each page request, read once (by the session query's piggyback). */
+const listRequests = new WeakMap<FastifyRequest, ListRequest>();
+
+/**
+ * The page's calls ride on the session query (guard.ts PAGE_READ): the REST list's statement with
+ * the session's organization — one database round trip per list page instead of two.
+ */
+const listRead = (req: FastifyRequest): PageRead | null => {
+  const list = readListRequest(req.url);
+  listRequests.set(req, list);
+  if (!list.filter) return null;
+  const { shape, sql, params } = listCallsStatement(list.filter, 's.organization_id', 2);
+  return { name: `calls_${shape}`, sql, params };
+};
+
 /** GET /app/calls (the list, REST filters, pages, newest first) and the call pages (call-page.ts). */
 export function callPages(deps: Deps): FastifyPluginAsync {
   return async (app) => {
-    app.get('/calls', async (req, reply) => {
+    app.get('/calls', { config: { [PAGE_READ]: listRead } }, async (req, reply) => {
       const user = requireUser(req);
-      const { filters, page } = readFilters(req.url);
-      let filter: ListCallsFilter | null = null;
-      let notice: Notice | null = null;
-      try {
-        const query = new URLSearchParams({ ...filters, page: String(page), limit: String(PAGE_SIZE) });
-        filter = readListCallsQuery(`/?${query}`);
-      } catch (err) {
-        if (!(err instanceof AppError) || err.code !== 'BAD_REQUEST') throw err;
-        notice = { kind: 'error', text: err.message.replace(/query parameter /gi, 'filter ') };
-      }
+      const { filters, page, filter, notice: refused } = listRequests.get(req) ?? readListRequest(req.url);
+      let notice = refused;
       if (!notice && (req.query as Record<string, unknown>).done === 'erased') {
         notice = { kind: 'ok', text: 'The call was erased.' };
       }
-      const result = filter
-        ? await listCalls(deps.db, user.session.organizationId, filter)
-        : { rows: [], hasMore: false };
-      const setup = await loadCallSetup(deps.db, user);
+      const result = !filter
+        ? { rows: [], hasMore: false }
+        : req.pageRead !== undefined
+          ? pageOf((req.pageRead ?? []) as CallViewRow[], filter)
+          : await listCalls(deps.db, user.session.organizationId, filter);
       const pager = html`<nav class="pager" aria-label="Pages">
         <span>${page > 1 ? html`<a href=${listHref(filters, page - 1)} rel="prev">Newer calls</a>` : null}</span>
         <span>Page ${page}</span>
@@ -151,10 +183,8 @@ export function callPages(deps: Deps): FastifyPluginAsync {
         nav: 'calls',
         status: notice?.kind === 'error' ? 400 : 200,
         notice,
-        body: html`<details class="new-call">
-            <summary>New call</summary>
-            <${CallForm} user=${user} setup=${setup} id="new-call" label="Call" />
-          </details>
+        // The form is a page of its own (/app/calls/new, outbound.ts): the list stays one round trip.
+        body: html`<p class="new-call"><a href="/app/calls/new">New call</a></p>
           <${FilterForm} filters=${filters} />
           ${
             result.rows.length === 0
