@@ -115,14 +115,20 @@ export function listCallsStatement(
   }
   const cond = where.join(' AND ');
   const cap = MAX_LIMIT + 1;
+  // With a phone filter the matching calls are read first, then sorted: `OFFSET 0` keeps the
+  // ORDER BY … LIMIT out of the scan, so no plan walks the organization's calls newest first
+  // looking for the number (the custom plans of a new connection's first five executions did, for
+  // the 200,000-call organization: 37–50 ms each instead of 0.2 ms). A customer's number matches a
+  // handful of calls, which the phone index finds directly.
+  const source = f.phoneDigits ? `(SELECT * FROM calls c WHERE ${cond} OFFSET 0) c` : `calls c WHERE ${cond}`;
   if (f.page === 1) {
-    const calls = `SELECT ${CALL_COLUMNS} FROM calls c WHERE ${cond} ${NEWEST_FIRST} LIMIT ${cap}`;
+    const calls = `SELECT ${CALL_COLUMNS} FROM ${source} ${NEWEST_FIRST} LIMIT ${cap}`;
     const sql = `SELECT ${COLUMNS} FROM (${calls}) c ${ANALYSIS_JOIN}
       ${NEWEST_FIRST} LIMIT ${p(f.limit + 1)}::int`;
     return { shape: `first_${shape}`, sql, params };
   }
   const offset = `(${p(f.page)}::bigint - 1) * ${p(f.limit)}::int`;
-  const keys = `SELECT c.id, c.created_at FROM calls c WHERE ${cond} ${NEWEST_FIRST} LIMIT ${cap} OFFSET ${offset}`;
+  const keys = `SELECT c.id, c.created_at FROM ${source} ${NEWEST_FIRST} LIMIT ${cap} OFFSET ${offset}`;
   const sql = `SELECT ${COLUMNS} FROM (${keys}) k JOIN calls c ON c.id = k.id ${ANALYSIS_JOIN}
     ORDER BY k.created_at DESC, k.id DESC LIMIT ${p(f.limit + 1)}::int`;
   return { shape: `later_${shape}`, sql, params };
