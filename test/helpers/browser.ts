@@ -22,8 +22,9 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { PASSWORD } from './console.ts';
-import type { Harness } from './harness.ts';
+import type { Queryable } from '../../src/db/types.ts';
+import { cheapPasswordHash, orgWithLogin, PASSWORD } from './console.ts';
+import { createHarness, type Harness } from './harness.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const BROWSER_ENV = { PUBLIC_BASE_URL: 'http://127.0.0.1' };
@@ -115,4 +116,61 @@ export async function checkA11y(page: Page, what: string): Promise<void> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+/** What a browser test file shares: the app on a loopback port and Chromium; close() in `after`. */
+export interface WebApp {
+  h: Harness;
+  origin: string;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/** One per browser test file (a fresh harness and browser each cost seconds). */
+export async function startWebApp(): Promise<WebApp> {
+  const h = await createHarness(BROWSER_ENV);
+  let browser: Browser | undefined;
+  try {
+    const origin = await serve(h);
+    browser = await startBrowser();
+    const b = browser;
+    return {
+      h,
+      origin,
+      browser: b,
+      close: async () => {
+        await b.close();
+        await h.close();
+      },
+    };
+  } catch (err) {
+    await browser?.close();
+    await h.close();
+    throw err;
+  }
+}
+
+/** The owner's and the member's e-mail of demoOrganization: fixed, as the organization's name. */
+export const DEMO_OWNER = 'owner@demo-plumbing.example';
+export const DEMO_MEMBER = 'member@demo-plumbing.example';
+
+/**
+ * An organization named "Demo Plumbing Co." whose owner (and member, when asked) sign in with
+ * PASSWORD under fixed e-mails, so the screenshots in docs/console/ only change when the pages do.
+ */
+export async function demoOrganization(
+  db: Queryable,
+  opts: { member?: boolean } = {},
+): Promise<{ orgId: string; ownerId: string; email: string }> {
+  const { orgId, ownerId } = await orgWithLogin(db, cheapPasswordHash());
+  await db.query('UPDATE users SET email = $1 WHERE id = $2', [DEMO_OWNER, ownerId]);
+  await db.query(`UPDATE organizations SET name = 'Demo Plumbing Co.' WHERE id = $1`, [orgId]);
+  if (opts.member) {
+    await db.query(
+      `INSERT INTO users (id, organization_id, email, password_hash, role, created_at)
+       VALUES (gen_random_uuid(), $1, $2, $3, 'member', now())`,
+      [orgId, DEMO_MEMBER, cheapPasswordHash()],
+    );
+  }
+  return { orgId, ownerId, email: DEMO_OWNER };
 }

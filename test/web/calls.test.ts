@@ -4,18 +4,19 @@ import type { Browser, Page, Response } from 'playwright-core';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/security.ts';
 import { newId } from '../../src/ids.ts';
 import {
-  BROWSER_ENV,
   checkA11y,
+  DEMO_MEMBER,
+  demoOrganization,
   newPage,
   screenshot,
-  serve,
   signIn,
-  startBrowser,
+  startWebApp,
+  type WebApp,
   watchCsp,
 } from '../helpers/browser.ts';
-import { cheapPasswordHash, orgWithLogin } from '../helpers/console.ts';
+import { orgWithLogin } from '../helpers/console.ts';
 import { insertAnalysis, insertCall, insertCallWithAudio, storedCall } from '../helpers/fixtures.ts';
-import { createHarness, type Harness } from '../helpers/harness.ts';
+import type { Harness } from '../helpers/harness.ts';
 import { mp3 } from '../helpers/mp3.ts';
 
 let h: Harness;
@@ -32,22 +33,13 @@ const TRANSCRIPT = [
   'Agent: Sorry to hear that. Can we come by tomorrow morning?',
   'Caller: Tomorrow at nine works. The address is 42 Elm Street.',
 ].join('\n');
+let app: WebApp;
 
 before(async () => {
-  h = await createHarness(BROWSER_ENV);
-  origin = await serve(h);
-  browser = await startBrowser();
-  const org = await orgWithLogin(h.db, cheapPasswordHash());
-  ({ email, orgId } = org);
-  // Fixed names, so the screenshots in docs/console/ only change when the pages do.
-  email = 'owner@demo-plumbing.example';
-  await h.db.query('UPDATE users SET email = $1 WHERE id = $2', [email, org.ownerId]);
-  await h.db.query(`UPDATE organizations SET name = 'Demo Plumbing Co.' WHERE id = $1`, [orgId]);
-  memberEmail = `member-${orgId}@example.test`;
-  await h.db.query(
-    `INSERT INTO users (id, organization_id, email, password_hash, role, created_at) VALUES ($1, $2, $3, $4, 'member', now())`,
-    [newId(), orgId, memberEmail, cheapPasswordHash()],
-  );
+  app = await startWebApp();
+  ({ h, origin, browser } = app);
+  ({ orgId, email } = await demoOrganization(h.db, { member: true }));
+  memberEmail = DEMO_MEMBER;
   // The call with everything: audio (60 s), analysis, transcript, a follow-up draft, a tracker match.
   const audio = mp3(60);
   ids.full = (
@@ -138,8 +130,7 @@ before(async () => {
 });
 
 after(async () => {
-  await browser?.close();
-  await h?.close();
+  await app?.close();
 });
 
 /** Every document the page loads answers with the CSP and the frame headers. */

@@ -4,17 +4,17 @@ import type { Browser, Page } from 'playwright-core';
 import { createContact } from '../../src/contacts/contacts.ts';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/security.ts';
 import {
-  BROWSER_ENV,
   checkA11y,
+  DEMO_MEMBER,
+  demoOrganization,
   newPage,
   screenshot,
-  serve,
   signIn,
-  startBrowser,
+  startWebApp,
+  type WebApp,
   watchCsp,
 } from '../helpers/browser.ts';
-import { cheapPasswordHash, orgWithLogin } from '../helpers/console.ts';
-import { createHarness, type Harness } from '../helpers/harness.ts';
+import type { Harness } from '../helpers/harness.ts';
 
 let h: Harness;
 let browser: Browser;
@@ -22,28 +22,17 @@ let origin: string;
 let email: string;
 let orgId: string;
 let memberEmail: string;
+let app: WebApp;
 
 before(async () => {
-  h = await createHarness(BROWSER_ENV);
-  origin = await serve(h);
-  browser = await startBrowser();
-  const org = await orgWithLogin(h.db, cheapPasswordHash());
-  orgId = org.orgId;
-  // Fixed names, so the screenshots in docs/console/ only change when the pages do.
-  email = 'owner@demo-plumbing.example';
-  await h.db.query('UPDATE users SET email = $1 WHERE id = $2', [email, org.ownerId]);
-  await h.db.query(`UPDATE organizations SET name = 'Demo Plumbing Co.' WHERE id = $1`, [org.orgId]);
-  memberEmail = `member-${orgId}@example.test`;
-  await h.db.query(
-    `INSERT INTO users (id, organization_id, email, password_hash, role, created_at)
-     VALUES (gen_random_uuid(), $1, $2, $3, 'member', now())`,
-    [orgId, memberEmail, cheapPasswordHash()],
-  );
+  app = await startWebApp();
+  ({ h, origin, browser } = app);
+  ({ orgId, email } = await demoOrganization(h.db, { member: true }));
+  memberEmail = DEMO_MEMBER;
 });
 
 after(async () => {
-  await browser?.close();
-  await h?.close();
+  await app?.close();
 });
 
 async function post(page: Page, name: string | RegExp): Promise<number> {

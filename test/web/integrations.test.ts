@@ -3,37 +3,31 @@ import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/security.ts';
 import {
-  BROWSER_ENV,
   checkA11y,
+  demoOrganization,
   newPage,
   screenshot,
-  serve,
   signIn,
-  startBrowser,
+  startWebApp,
+  type WebApp,
   watchCsp,
 } from '../helpers/browser.ts';
-import { cheapPasswordHash, orgWithLogin } from '../helpers/console.ts';
-import { createHarness, type Harness } from '../helpers/harness.ts';
+import type { Harness } from '../helpers/harness.ts';
 
 let h: Harness;
 let browser: Browser;
 let origin: string;
 let email: string;
+let app: WebApp;
 
 before(async () => {
-  h = await createHarness(BROWSER_ENV);
-  origin = await serve(h);
-  browser = await startBrowser();
-  const org = await orgWithLogin(h.db, cheapPasswordHash());
-  // Fixed names, so the screenshots in docs/console/ only change when the pages do.
-  email = 'owner@demo-plumbing.example';
-  await h.db.query('UPDATE users SET email = $1 WHERE id = $2', [email, org.ownerId]);
-  await h.db.query(`UPDATE organizations SET name = 'Demo Plumbing Co.' WHERE id = $1`, [org.orgId]);
+  app = await startWebApp();
+  ({ h, origin, browser } = app);
+  ({ email } = await demoOrganization(h.db));
 });
 
 after(async () => {
-  await browser?.close();
-  await h?.close();
+  await app?.close();
 });
 
 /** Replaces a one-time secret on the page before a screenshot: no real-looking secret goes into docs/. */

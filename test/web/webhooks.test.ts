@@ -5,17 +5,16 @@ import { verifyWebhook } from '../../sdk/src/webhooks/verify.ts';
 import { createContact } from '../../src/contacts/contacts.ts';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/security.ts';
 import {
-  BROWSER_ENV,
   checkA11y,
+  demoOrganization,
   newPage,
   screenshot,
-  serve,
   signIn,
-  startBrowser,
+  startWebApp,
+  type WebApp,
   watchCsp,
 } from '../helpers/browser.ts';
-import { cheapPasswordHash, orgWithLogin } from '../helpers/console.ts';
-import { createHarness, type Harness } from '../helpers/harness.ts';
+import type { Harness } from '../helpers/harness.ts';
 import { type ReceivedRequest, receiverPool } from '../helpers/receiver.ts';
 import { drain } from '../helpers/webhooks.ts';
 
@@ -25,23 +24,17 @@ let origin: string;
 let email: string;
 let orgId: string;
 const receivers = receiverPool();
+let app: WebApp;
 
 before(async () => {
-  h = await createHarness(BROWSER_ENV);
-  origin = await serve(h);
-  browser = await startBrowser();
-  const org = await orgWithLogin(h.db, cheapPasswordHash());
-  orgId = org.orgId;
-  // Fixed names, so the screenshots in docs/console/ only change when the pages do.
-  email = 'owner@demo-plumbing.example';
-  await h.db.query('UPDATE users SET email = $1 WHERE id = $2', [email, org.ownerId]);
-  await h.db.query(`UPDATE organizations SET name = 'Demo Plumbing Co.' WHERE id = $1`, [org.orgId]);
+  app = await startWebApp();
+  ({ h, origin, browser } = app);
+  ({ orgId, email } = await demoOrganization(h.db));
 });
 
 after(async () => {
-  await browser?.close();
   await receivers.closeAll();
-  await h?.close();
+  await app?.close();
 });
 
 async function maskSecret(page: Page, selector: string): Promise<void> {
