@@ -21,7 +21,7 @@ process.env.TEST_DATABASE_URL = PG;
 const { newId } = await import('../src/ids.ts');
 const { startWorkers } = await import('../src/worker.ts');
 const { connectOrg, startTelephony } = await import('../test/helpers/telephony.ts');
-const { stereoMp3 } = await import('../test/helpers/stereo-mp3.ts');
+const { INBOUND_TONES, stereoMp3 } = await import('../test/helpers/stereo-mp3.ts');
 const { mp3Frames } = await import('../test/helpers/mp3.ts');
 
 const CALLS = Number(process.env.BENCH_CALLS) || 200;
@@ -71,7 +71,7 @@ async function main() {
   try {
     const db = t.h.db;
     const org = await connectOrg(t, { ringTo: '+14155550100' });
-    const audio = stereoMp3({ seconds: 5 });
+    const audio = stereoMp3({ seconds: 5, ...INBOUND_TONES });
     log(`Capture benchmark — ${new Date().toISOString()} — ${CALLS} calls, concurrency ${CONCURRENCY}`);
 
     // Baseline: a call row and its outbox event, bare INSERTs in one transaction each.

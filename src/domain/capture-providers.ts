@@ -12,7 +12,10 @@ import type { FollowupDraft, ProcessedAnalysis } from './analysis.ts';
  * src/capture/providers/types.ts re-exports them.
  */
 
-/** Who spoke a segment. On a dual-channel recording channel 0 is the agent, channel 1 the customer. */
+/**
+ * Who spoke a segment. Which channel of a dual-channel recording is whose depends on the call's
+ * direction: src/domain/recording-channels.ts.
+ */
 export type Speaker = 'agent' | 'customer' | 'unknown';
 
 export interface TranscriptSegment {
@@ -28,7 +31,10 @@ export interface TranscriptionInput {
   openAudio: () => Promise<Readable>;
   byteLength: number;
   contentType: string;
-  /** 2 for a dual-channel recording (agent on channel 0, customer on channel 1), else 1 */
+  /**
+   * 2 for a dual-channel recording (the parent leg on channel 0, the child on channel 1; who they
+   * are follows from `direction`, src/domain/recording-channels.ts), else 1
+   */
   channels: 1 | 2;
   direction: 'inbound' | 'outbound';
   /** ISO 639-1 hint (the organization's language), when any */

@@ -4,8 +4,9 @@ import type { BlobStore } from './store.ts';
 /**
  * How many channels a stored MP3 recording has, read from its first frame header (music-metadata
  * without the duration scan: it stops after the headers). A two-channel call recording is the
- * carrier's dual-channel recording — agent on channel 0, customer on channel 1 — which speech-to-text
- * transcribes channel by channel. 1 when the file cannot be read (a mono transcription still works).
+ * carrier's dual-channel recording — one side of the call per channel, which side is which by
+ * src/domain/recording-channels.ts — which speech-to-text transcribes channel by channel. 1 when
+ * the file cannot be read (a mono transcription still works).
  */
 export async function recordingChannels(store: BlobStore, key: string, bytes: number): Promise<1 | 2> {
   try {

@@ -16,7 +16,7 @@ import { createHarness, type Harness } from '../helpers/harness.ts';
 import { admin, adminHeaders } from '../helpers/http.ts';
 import { settleJobs } from '../helpers/jobs.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
-import { stereoMp3 } from '../helpers/stereo-mp3.ts';
+import { INBOUND_TONES, stereoMp3 } from '../helpers/stereo-mp3.ts';
 import { drain, insertSubscription } from '../helpers/webhooks.ts';
 
 let h: Harness;
@@ -45,7 +45,8 @@ after(async () => {
   await fake?.close();
 });
 
-const AUDIO = stereoMp3({ seconds: 9 });
+/** insertCall's calls are inbound: the caller (customer) on channel 0, the agent on channel 1. */
+const AUDIO = stereoMp3({ seconds: 9, ...INBOUND_TONES });
 
 async function callWithAudio(): Promise<string> {
   const id = await insertCall(h.db, { orgId });

@@ -19,9 +19,11 @@
  * - `POST /v1/chat/completions` (OpenAI): answers `fake.chat(request)` as the message content;
  *   by default a valid analysis that fits the request's schema (sampleAnalysisAnswer).
  *
- * Defaults match test/helpers/stereo-mp3.ts: stereoMp3() (agent 440 Hz, customer 1000 Hz) is
- * transcribed by either speech-to-text route as STEREO_TRANSCRIPT; monoMp3() (700 Hz) as
- * VOICEMAIL_TRANSCRIPT.
+ * Defaults match test/helpers/stereo-mp3.ts: the agent's tone (440 Hz) is heard as AGENT_SEGMENTS,
+ * the customer's (1000 Hz) as CUSTOMER_SEGMENTS, whichever channel carries it; so a dual-channel
+ * recording with each side on its channel for the call's direction (INBOUND_TONES, OUTBOUND_TONES,
+ * or the fake Twilio's `voices`) is transcribed by either speech-to-text route as STEREO_TRANSCRIPT;
+ * monoMp3() (700 Hz) as VOICEMAIL_TRANSCRIPT.
  *
  * Scripting: `fake.script(route, ...steps)` queues one step per coming request to that route
  * ('transcriptions' | 'listen' | 'chat'); when the queue is empty the default answer is used.
@@ -110,7 +112,7 @@ export const VOICEMAIL_SEGMENTS: FakeSegment[] = [
     text: 'Hi, this is Bob Stone, please call me back about a quote for a new boiler.',
   },
 ];
-/** The labelled transcript of stereoMp3() through either speech-to-text route. */
+/** The labelled transcript of a recording with the agent's and the customer's tones each on their side's channel. */
 export const STEREO_TRANSCRIPT = [
   'Agent: Acme Plumbing, how can I help you?',
   'Customer: Hi, my name is Jane Miller. I need someone to fix my leaking water heater.',

@@ -27,7 +27,11 @@
  *   call.gatherTimeout()            let the <Gather> time out: continue with the next verb (<Redirect>)
  *   call.answerDial({recording})    the <Dial>ed number answers; the call ends completed: the recording
  *                                   status callback (completed, dual-channel) and the <Dial action>
- *                                   (DialCallStatus=completed) are posted
+ *                                   (DialCallStatus=completed) are posted. `voices: {caller, answerer}`
+ *                                   instead of `recording` says what each person says (a tone, see
+ *                                   stereo-mp3.ts) and the fake records it as Twilio does: the caller's
+ *                                   call (the parent) on the first channel, the <Dial>ed phone (the
+ *                                   child) on the second (dualChannelRecording)
  *   call.dialUnanswered('no-answer')  the <Dial> is not answered: <Dial action> with that status
  *   call.recordVoicemail({recording}) the <Record> ends: its action, then its recording callback
  *   call.hangup()                   the status callback (CallStatus=completed) to the number's status URL
@@ -40,6 +44,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import twilio from 'twilio';
+import { stereoMp3 } from './stereo-mp3.ts';
 
 export const { getExpectedTwilioSignature, validateRequest } = twilio;
 
@@ -127,6 +132,20 @@ export interface FakeTwilio {
 }
 
 const API = '/2010-04-01/Accounts/';
+
+/**
+ * A dual-channel recording of a two-leg call as Twilio makes it: the PARENT call on the first
+ * channel, the CHILD call (the leg a <Dial> created) on the second — Twilio's Call resource,
+ * RecordingChannels: "The first channel of a dual-channel recording contains the parent call and
+ * the second channel contains the child call." Each leg says a tone (Hz, stereo-mp3.ts) or nothing.
+ */
+export function dualChannelRecording(legs: {
+  parent: number | null;
+  child: number | null;
+  seconds: number;
+}): Buffer {
+  return stereoMp3({ seconds: legs.seconds, left: legs.parent, right: legs.child });
+}
 
 export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwilio> {
   const accounts = new Map<string, string>();
@@ -377,9 +396,16 @@ export class FakeCall {
   /**
    * The <Dial>ed number answers and the conversation ends: the recording callback (if the Dial
    * records) with a recording served by the fake, then the <Dial action> with DialCallStatus completed.
+   * The recording is `recording` as given, or — with `voices` — what the caller (this call, the
+   * parent leg) and the answering phone (the <Dial>'s child leg) said, laid out as Twilio does.
    */
   async answerDial(
-    o: { recording?: StoredRecording['audio']; duration?: number; recordingUrl?: string } = {},
+    o: {
+      recording?: StoredRecording['audio'];
+      voices?: { caller: number | null; answerer: number | null };
+      duration?: number;
+      recordingUrl?: string;
+    } = {},
   ) {
     const dial = this.verb('Dial');
     const dialCallSid = sid('CA');
@@ -393,10 +419,17 @@ export class FakeCall {
       actionReply: undefined as unknown as ServiceReply,
     };
     if (dial.attrs.record && dial.attrs.recordingStatusCallback) {
+      const audio = o.voices
+        ? dualChannelRecording({
+            parent: o.voices.caller,
+            child: o.voices.answerer,
+            seconds: o.duration ?? 10,
+          })
+        : (o.recording ?? Buffer.alloc(0));
       const rec = this.fake.addRecording({
         accountSid: this.account.accountSid,
         callSid: this.callSid,
-        audio: o.recording ?? Buffer.alloc(0),
+        audio,
       });
       out.recordingSid = rec.sid;
       out.recordingReply = await this.recordingCallback(dial.attrs.recordingStatusCallback, {
@@ -546,7 +579,10 @@ export function parseTwiml(xml: string): TwimlVerb[] {
  *   outbound.customerStatus('ringing')   the customer leg's <Number statusCallback>
  *   outbound.dialEnded('completed')      the <Dial action> with DialCallStatus (and DialCallSid)
  *   outbound.recording({audio})          the <Dial recordingStatusCallback>: completed (a recording
- *                                        served by this fake) or `{status: 'absent'}`
+ *                                        served by this fake) or `{status: 'absent'}`; with
+ *                                        `voices: {agent, customer}` the recording is what each says,
+ *                                        the agent leg (the parent) on the first channel, the
+ *                                        customer leg (the <Dial>'s child) on the second
  */
 export class FakeOutboundCall extends FakeCall {
   readonly created: FakeTwilio['createdCalls'][number];
@@ -637,9 +673,18 @@ export class FakeOutboundCall extends FakeCall {
     );
   }
 
-  /** The <Dial recordingStatusCallback>: a completed recording served by this fake, or absent. */
+  /**
+   * The <Dial recordingStatusCallback>: a completed recording served by this fake, or absent. The
+   * recording is `audio` as given, or — with `voices` — what the agent (this call, the parent leg)
+   * and the customer (the <Dial>'s child leg) said, laid out as Twilio does.
+   */
   async recording(
-    o: { audio?: StoredRecording['audio']; duration?: number; status?: 'completed' | 'absent' } = {},
+    o: {
+      audio?: StoredRecording['audio'];
+      voices?: { agent: number | null; customer: number | null };
+      duration?: number;
+      status?: 'completed' | 'absent';
+    } = {},
   ): Promise<{ recordingSid: string | null; reply: ServiceReply }> {
     const dial = this.dialVerb();
     if (!dial.attrs.recordingStatusCallback) throw new Error('fake Twilio: the <Dial> does not record');
@@ -651,11 +696,14 @@ export class FakeOutboundCall extends FakeCall {
       });
       return { recordingSid: null, reply };
     }
-    const rec = this.fake.addRecording({
-      accountSid: this.account.accountSid,
-      callSid: this.callSid,
-      audio: o.audio ?? Buffer.alloc(0),
-    });
+    const audio = o.voices
+      ? dualChannelRecording({
+          parent: o.voices.agent,
+          child: o.voices.customer,
+          seconds: o.duration ?? 10,
+        })
+      : (o.audio ?? Buffer.alloc(0));
+    const rec = this.fake.addRecording({ accountSid: this.account.accountSid, callSid: this.callSid, audio });
     const reply = await this.recordingCallback(dial.attrs.recordingStatusCallback, {
       RecordingSid: rec.sid,
       RecordingUrl: rec.url,

@@ -1,8 +1,11 @@
 /**
  * Real MP3s for the speech-to-text paths, encoded with lamejs: each channel a pure sine tone, so a
  * fake provider can tell the channels apart after decoding (test/helpers/fake-providers.ts maps a
- * tone to a transcript). A dual-channel call recording has the agent on the left channel (0) and
- * the customer on the right (1), as Twilio records a `<Dial>` with `record-from-answer-dual`.
+ * tone to a transcript). Who is on which channel is the caller's to say (`left` = channel 0,
+ * `right` = channel 1): Twilio records a two-leg call with the PARENT leg on channel 0 and the
+ * CHILD leg on channel 1 — the fake Twilio builds its recordings that way (dualChannelRecording in
+ * fake-twilio.ts). An inbound call's parent is the caller (the customer); a click-to-call's is the
+ * agent: INBOUND_TONES and OUTBOUND_TONES are those layouts, for recordings made without the fake.
  */
 import { Mp3Encoder } from '@breezystack/lamejs';
 
@@ -40,15 +43,22 @@ function encode(channels: (Int16Array | null)[], rate: number, kbps: number): Bu
   return Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)));
 }
 
-/** A stereo MP3: `left` Hz on channel 0 (agent), `right` Hz on channel 1 (customer); null = silence. */
-export function stereoMp3(
-  opts: ToneOptions & { left?: number | null; right?: number | null } = { seconds: 3 },
-): Buffer {
+/** Channel 0 (left) and channel 1 (right) of a dual-channel recording: a tone in Hz, null = silence. */
+export interface ChannelTones {
+  left: number | null;
+  right: number | null;
+}
+
+/** An inbound call: the caller (customer, the parent leg) on channel 0, the agent rung on channel 1. */
+export const INBOUND_TONES: ChannelTones = { left: CUSTOMER_TONE_HZ, right: AGENT_TONE_HZ };
+/** A click-to-call: the agent (the parent leg, called first) on channel 0, the customer on channel 1. */
+export const OUTBOUND_TONES: ChannelTones = { left: AGENT_TONE_HZ, right: CUSTOMER_TONE_HZ };
+
+/** A stereo MP3: `left` Hz on channel 0, `right` Hz on channel 1; null = silence. */
+export function stereoMp3(opts: ToneOptions & ChannelTones): Buffer {
   const rate = opts.sampleRate ?? 16000;
   const n = Math.round(opts.seconds * rate);
-  const left = opts.left === undefined ? AGENT_TONE_HZ : opts.left;
-  const right = opts.right === undefined ? CUSTOMER_TONE_HZ : opts.right;
-  return encode([tone(left, n, rate), tone(right, n, rate)], rate, opts.kbps ?? 64);
+  return encode([tone(opts.left, n, rate), tone(opts.right, n, rate)], rate, opts.kbps ?? 64);
 }
 
 /** A mono MP3 of one tone (default the voicemail tone). */

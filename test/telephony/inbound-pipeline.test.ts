@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import { downloadStage } from '../../src/capture/telephony/twilio/download.ts';
 import { type FakeProviders, STEREO_TRANSCRIPT, startFakeProviders } from '../helpers/fake-providers.ts';
 import { settleJobs } from '../helpers/jobs.ts';
-import { stereoMp3 } from '../helpers/stereo-mp3.ts';
+import { AGENT_TONE_HZ, CUSTOMER_TONE_HZ, INBOUND_TONES, stereoMp3 } from '../helpers/stereo-mp3.ts';
 import {
   callIdOf,
   callState,
@@ -41,7 +41,8 @@ after(async () => {
   await fake?.close();
 });
 
-const AUDIO = stereoMp3({ seconds: 9 });
+/** As Twilio records an inbound <Dial>: the caller (the parent leg) on channel 0, the agent on 1. */
+const AUDIO = stereoMp3({ seconds: 9, ...INBOUND_TONES });
 const download = { download: downloadStage };
 
 test('a forwarded inbound call is recorded, transcribed, analysed and completed by itself', async () => {
@@ -54,7 +55,12 @@ test('a forwarded inbound call is recorded, transcribed, analysed and completed 
     account: org.account,
   });
   const id = await callIdOf(t, call.callSid);
-  const dial = await call.answerDial({ recording: AUDIO, duration: 9 });
+  // the caller says the customer's words, the agent who answers the agent's; the fake records them
+  // as Twilio does (the caller's leg on the first channel)
+  const dial = await call.answerDial({
+    voices: { caller: CUSTOMER_TONE_HZ, answerer: AGENT_TONE_HZ },
+    duration: 9,
+  });
   assert.equal(dial.recordingReply?.status, 204);
   const hung = await call.hangup();
   assert.equal(hung.status, 204);

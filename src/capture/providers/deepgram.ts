@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { Clock } from '../../clock.ts';
+import { channelOfSpeaker, speakerOfChannel } from '../../domain/recording-channels.ts';
 import { type ProviderHttp, postJson, tooLarge } from './http.ts';
 import { labelledText, mergeSegments, whisperLanguage } from './transcript.ts';
 import {
@@ -14,8 +15,10 @@ import {
 /**
  * Deepgram pre-recorded speech-to-text: `POST {base}/v1/listen` with the stored audio as the body
  * (streamed, never buffered), `Authorization: Token …`. A dual-channel recording is sent with
- * `multichannel=true` (channel 0 = agent, 1 = customer); a mono one with `diarize=true`. Deepgram's
- * utterances (`utterances=true`) become the segments.
+ * `multichannel=true`, and each utterance's channel labelled with its side for the call's direction
+ * (src/domain/recording-channels.ts: the parent leg on channel 0 — the caller on an inbound call,
+ * the agent on a click-to-call); a mono one with `diarize=true`. Deepgram's utterances
+ * (`utterances=true`) become the segments.
  *
  * Mono speakers: one voice is the customer (a voicemail). If diarization hears several, the first
  * voice is the side that picks up — the agent on an inbound call, the customer on an outbound one —
@@ -150,15 +153,15 @@ function parseListen(answer: unknown, input: TranscriptionInput): TranscriptionR
   }));
   const merged = mergeSegments(segments);
   // the customer's channel first: the follow-up draft is written to them
-  const order = input.channels === 2 ? [1, 0] : [0];
+  const customer = channelOfSpeaker('customer', input.direction);
+  const order = input.channels === 2 ? [customer, 1 - customer] : [0];
   const language =
     order.map((i) => whisperLanguage(channels[i]?.detected_language)).find((l) => l !== null) ?? null;
   return { text: labelledText(merged), language, segments: merged };
 }
 
 function speakerMapping(utterances: Utterance[], input: TranscriptionInput): (u: Utterance) => Speaker {
-  if (input.channels === 2)
-    return (u) => (u.channel === 0 ? 'agent' : u.channel === 1 ? 'customer' : 'unknown');
+  if (input.channels === 2) return (u) => speakerOfChannel(u.channel, input.direction);
   const voices = [...new Set([...utterances].sort((a, b) => a.start - b.start).map((u) => u.speaker ?? 0))];
   if (voices.length <= 1) return () => 'customer';
   const first: Speaker = input.direction === 'inbound' ? 'agent' : 'customer';

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Clock } from '../../clock.ts';
+import { channelOfSpeaker, speakerOfChannel } from '../../domain/recording-channels.ts';
 import { type ProviderHttp, postJson, tooLarge } from './http.ts';
 import { labelledText, mergeSegments, whisperLanguage } from './transcript.ts';
 import {
@@ -20,10 +21,11 @@ import { splitStereoMp3 } from './wav.ts';
  * Speech-to-text through `POST {base}/audio/transcriptions` (multipart, `response_format=verbose_json`):
  * OpenAI, Groq, whisper.cpp's server, speaches / faster-whisper-server and vLLM all speak it.
  *
- * A dual-channel recording is decoded and each channel uploaded on its own as 16-bit PCM WAV (agent =
- * channel 0, customer = channel 1), in windows of at most WINDOW_SECONDS that also fit the upload
- * limit; the segments, offset by their window's start, are merged by time into the labelled
- * transcript. A mono recording (voicemail: only the caller speaks) is uploaded as it is and labelled
+ * A dual-channel recording is decoded and each channel uploaded on its own as 16-bit PCM WAV, in
+ * windows of at most WINDOW_SECONDS that also fit the upload limit; each channel's segments are
+ * labelled with its side for the call's direction (src/domain/recording-channels.ts: the parent leg
+ * on channel 0 — the caller on an inbound call, the agent on a click-to-call) and, offset by their
+ * window's start, merged by time into the labelled transcript. A mono recording (voicemail: only the caller speaks) is uploaded as it is and labelled
  * Customer. Audio over the upload limit is refused (ProviderError 'too_large'), never cut.
  */
 
@@ -128,7 +130,10 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
             maxWindowBytes: maxUploadBytes,
             maxSeconds: opts.maxRecordingSeconds ?? MAX_RECORDING_SECONDS,
           });
-          const speakers: Speaker[] = ['agent', 'customer'];
+          const speakers: Speaker[] = [
+            speakerOfChannel(0, input.direction),
+            speakerOfChannel(1, input.direction),
+          ];
           const perChannel: (string | null)[][] = [[], []];
           for (const [wi, w] of split.windows.entries()) {
             const answers = await Promise.all(
@@ -152,7 +157,8 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
             }
           }
           // the customer's language first: the follow-up draft is written to them
-          languages.push(...perChannel[1], ...perChannel[0]);
+          const customer = channelOfSpeaker('customer', input.direction);
+          languages.push(...perChannel[customer], ...perChannel[1 - customer]);
         }
         const merged = mergeSegments(segments);
         return {

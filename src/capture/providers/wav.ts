@@ -4,10 +4,10 @@ import { MPEGDecoder } from 'mpg123-decoder';
 import { ProviderError } from './types.ts';
 
 /**
- * Splits a dual-channel MP3 (agent on channel 0, customer on channel 1) into per-channel 16-bit PCM
- * WAV files, streaming: the MP3 is decoded chunk by chunk (mpg123 in WebAssembly) and each chunk's
- * samples are appended to the current window's two files, so memory holds one decoded chunk, never
- * the recording. A channel longer than one window is cut into consecutive windows (no overlap);
+ * Splits a dual-channel MP3 (one side of the call per channel, src/domain/recording-channels.ts)
+ * into per-channel 16-bit PCM WAV files, streaming: the MP3 is decoded chunk by chunk (mpg123 in
+ * WebAssembly) and each chunk's samples are appended to the current window's two files, so memory
+ * holds one decoded chunk, never the recording. A channel longer than one window is cut into consecutive windows (no overlap);
  * the caller offsets each window's timestamps by its start. A window in which a channel stays below
  * SILENCE_PEAK is marked silent, so it is not uploaded (speech-to-text models invent words in silence).
  */

@@ -9,6 +9,8 @@ import { openAiTranscription } from '../../../src/capture/providers/openai-trans
 import type { TranscriptionInput } from '../../../src/capture/providers/types.ts';
 import { FakeClock } from '../../../src/clock.ts';
 import {
+  AGENT_SEGMENTS,
+  CUSTOMER_SEGMENTS,
   type FakeProviders,
   STEREO_TRANSCRIPT,
   startFakeProviders,
@@ -17,7 +19,9 @@ import {
 import {
   AGENT_TONE_HZ,
   CUSTOMER_TONE_HZ,
+  INBOUND_TONES,
   monoMp3,
+  OUTBOUND_TONES,
   stereoMp3,
   VOICEMAIL_TONE_HZ,
 } from '../../helpers/stereo-mp3.ts';
@@ -30,7 +34,8 @@ let mono: Buffer;
 
 before(async () => {
   fake = await startFakeProviders();
-  stereo = stereoMp3({ seconds: 3 });
+  // the inputs below are inbound calls: the caller (customer) on channel 0, the agent on channel 1
+  stereo = stereoMp3({ seconds: 3, ...INBOUND_TONES });
   mono = monoMp3({ seconds: 3 });
 });
 after(() => fake.close());
@@ -106,7 +111,9 @@ test('openai: telephone-rate (8 kHz) and CD-rate (44.1 kHz) recordings keep thei
     [44100, 128],
   ]) {
     const before = fake.requests.length;
-    const r = await openai().transcribe(audio(stereoMp3({ seconds: 2, sampleRate, kbps }), 2));
+    const r = await openai().transcribe(
+      audio(stereoMp3({ seconds: 2, sampleRate, kbps, ...INBOUND_TONES }), 2),
+    );
     assert.equal(r.text, STEREO_TRANSCRIPT);
     const reqs = fake.requests.slice(before);
     assert.equal(reqs.length, 2);
@@ -124,7 +131,9 @@ test('openai: the temporary WAV files are removed afterwards', async () => {
 
 test('openai: a silent channel is not uploaded', async () => {
   const before = fake.requests.length;
-  const r = await openai().transcribe(audio(stereoMp3({ seconds: 2, left: null }), 2));
+  // an inbound call whose agent (channel 1) never speaks
+  const silentAgent = stereoMp3({ seconds: 2, left: CUSTOMER_TONE_HZ, right: null });
+  const r = await openai().transcribe(audio(silentAgent, 2));
   const reqs = fake.requests.slice(before);
   assert.deepEqual(
     reqs.map((q) => q.file?.filename),
@@ -144,7 +153,9 @@ test('openai: a long channel is sent in windows that fit the upload limit, each 
   });
   fake.script('transcriptions', seg('a0'), seg('c0'), seg('a1'), seg('c1'), seg('a2'), seg('c2'));
   const before = fake.requests.length;
-  const r = await openai({ maxUploadBytes }).transcribe(audio(stereoMp3({ seconds: 5 }), 2));
+  const r = await openai({ maxUploadBytes }).transcribe(
+    audio(stereoMp3({ seconds: 5, ...INBOUND_TONES }), 2),
+  );
   const reqs = fake.requests.slice(before);
   assert.deepEqual(reqs.map((q) => q.file?.filename).sort(), [
     'agent-0.wav',
@@ -306,7 +317,8 @@ test('deepgram: an answer without utterances falls back to one segment per chann
       },
     },
   });
-  const r = await deepgram().transcribe(audio(stereo, 2));
+  // outbound: the agent's leg on channel 0; the customer's channel has the only detected language
+  const r = await deepgram().transcribe(audio(stereo, 2, { direction: 'outbound' }));
   assert.deepEqual(r, {
     text: 'Agent: Hello.\nCustomer: Bonjour.',
     language: 'fr',
@@ -316,6 +328,49 @@ test('deepgram: an answer without utterances falls back to one segment per chann
     ],
   });
 });
+
+// Twilio records the parent leg on channel 0: the caller on an inbound call, the agent on a
+// click-to-call. The same two voices, laid out for each direction, give the same labelled lines;
+// an inbound layout read as outbound gives the other labels (the direction decides, not the file).
+for (const [name, transcribe] of [
+  ['openai', (i: TranscriptionInput) => openai().transcribe(i)],
+  ['deepgram', (i: TranscriptionInput) => deepgram().transcribe(i)],
+] as const) {
+  test(`${name}: each channel is labelled by the call's direction — the parent leg on channel 0`, async () => {
+    const inbound = stereoMp3({ seconds: 3, ...INBOUND_TONES });
+    const outbound = stereoMp3({ seconds: 3, ...OUTBOUND_TONES });
+    assert.equal((await transcribe(audio(inbound, 2, { direction: 'inbound' }))).text, STEREO_TRANSCRIPT);
+    assert.equal((await transcribe(audio(outbound, 2, { direction: 'outbound' }))).text, STEREO_TRANSCRIPT);
+    const swapped = await transcribe(audio(inbound, 2, { direction: 'outbound' }));
+    assert.deepEqual(
+      swapped.segments.filter((s) => s.speaker === 'agent').map((s) => s.text),
+      CUSTOMER_SEGMENTS.map((s) => s.text),
+      "read as outbound, channel 0 (the customer's tone here) is the agent",
+    );
+    assert.deepEqual(
+      swapped.segments.filter((s) => s.speaker === 'customer').map((s) => s.text),
+      AGENT_SEGMENTS.map((s) => s.text),
+    );
+  });
+
+  test(`${name}: the reported language is the customer's channel's, on either direction`, async () => {
+    const agent = fake.tones.get(AGENT_TONE_HZ)!;
+    const customer = fake.tones.get(CUSTOMER_TONE_HZ)!;
+    fake.tones.set(CUSTOMER_TONE_HZ, { ...customer, language: 'german' });
+    try {
+      for (const [direction, tones] of [
+        ['inbound', INBOUND_TONES],
+        ['outbound', OUTBOUND_TONES],
+      ] as const) {
+        const r = await transcribe(audio(stereoMp3({ seconds: 3, ...tones }), 2, { direction }));
+        assert.equal(r.language, 'de', direction);
+      }
+    } finally {
+      fake.tones.set(AGENT_TONE_HZ, agent);
+      fake.tones.set(CUSTOMER_TONE_HZ, customer);
+    }
+  });
+}
 
 test('deepgram: audio over its limit is refused as too_large before any upload', async () => {
   const before = fake.requests.length;
