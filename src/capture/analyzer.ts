@@ -1,5 +1,5 @@
 import {
-  type FollowupDraft,
+  emptyAnalysis,
   LEAD_SCORE_MAX,
   LEAD_SCORE_MIN,
   type ProcessedAnalysis,
@@ -7,6 +7,7 @@ import {
   SUBJECT_MAX,
   truncate,
 } from '../domain/analysis.ts';
+import type { AnalyzerInput, AnalyzerResult } from '../domain/capture-providers.ts';
 import { composeFollowup } from './followup-draft.ts';
 import { detectLanguage, primaryLanguage } from './language.ts';
 import {
@@ -22,31 +23,15 @@ import {
   soundsLikeVoicemail,
   URGENCY_RE,
 } from './text-rules.ts';
-import { contentSentences, readTranscript } from './transcript-text.ts';
+import { contentSentences, nothingSaid, readTranscript } from './transcript-text.ts';
 
 /**
  * The analysis provider. The pipeline only knows this interface: the built-in rule-based analyzer
  * below is deterministic and runs in-process; a real provider (an LLM behind an HTTP API) implements
- * the same interface and is handed to the processing jobs (deps.capture.analysis) instead.
+ * the same interface and is handed to the processing jobs (deps.capture.analysis) instead. Its input
+ * and result are the providers' contract (src/domain/capture-providers.ts).
  */
-export interface AnalyzerInput {
-  transcript: string;
-  direction: 'inbound' | 'outbound';
-  /** language reported with the transcript (by the speech-to-text provider), if any */
-  language?: string | null;
-  organization: { name: string; language: string };
-  /**
-   * ISO 3166-1 alpha-2 country of the call's numbers (e.g. the service number's), when known: lets
-   * the rules read phone numbers the customer says in national format. Optional.
-   */
-  country?: string | null;
-}
-
-export interface AnalyzerResult {
-  analysis: ProcessedAnalysis;
-  /** null for voicemail, one-sided calls, or when no draft could be composed */
-  followup: FollowupDraft | null;
-}
+export type { AnalyzerInput, AnalyzerResult };
 
 export interface Analyzer {
   analyze(input: AnalyzerInput): Promise<AnalyzerResult>;
@@ -61,11 +46,12 @@ export function ruleBasedAnalyzer(): Analyzer {
 }
 
 export function analyzeByRules(input: AnalyzerInput): AnalyzerResult {
+  if (nothingSaid(input.transcript)) return silentCallResult();
   const orgName = input.organization.name;
   const read = readTranscript(input.transcript, orgName);
   const said = read.customerText;
   const sents = contentSentences(said);
-  const { voicemail, twoSided } = callShape(input.transcript, orgName);
+  const { voicemail, twoSided } = callShape(input.transcript, orgName, { voicemail: input.voicemail });
 
   const language =
     primaryLanguage(input.language) ??
@@ -120,16 +106,29 @@ export function analyzeByRules(input: AnalyzerInput): AnalyzerResult {
 }
 
 /**
+ * The result for a transcript in which nobody said anything (nothingSaid: empty, whitespace, labels
+ * alone): every field null, no draft. No model is asked — a model handed silence invents a caller
+ * (spec: every field is null when the call did not contain the information). The analyse stage
+ * answers it before any provider runs; each provider answers it too, for any other caller.
+ */
+export function silentCallResult(): AnalyzerResult {
+  return { analysis: emptyAnalysis(), followup: null };
+}
+
+/**
  * Whether a follow-up draft may be written after this transcript: a two-sided call (two labelled
- * speakers, or unlabelled text that is not a voicemail) and not a voicemail. Every analysis
- * provider asks this, so the rule is the same whoever writes the draft.
+ * speakers, or unlabelled text that is not a voicemail), not a voicemail (by its wording, or known
+ * to be one: `voicemail`), and something was said (an empty text has no voicemail wording, but no
+ * sides either). Every analysis provider asks this, so the rule is the same whoever writes the draft.
  */
 export function callShape(
   transcript: string,
   organizationName: string,
+  known: { voicemail?: boolean } = {},
 ): { voicemail: boolean; twoSided: boolean } {
   const { speakers } = readTranscript(transcript, organizationName);
-  const voicemail = speakers.length <= 1 && soundsLikeVoicemail(transcript);
+  const voicemail = known.voicemail === true || (speakers.length <= 1 && soundsLikeVoicemail(transcript));
+  if (nothingSaid(transcript)) return { voicemail, twoSided: false };
   const twoSided = speakers.length >= 2 || (speakers.length === 0 && !voicemail);
   return { voicemail, twoSided: twoSided && !voicemail };
 }

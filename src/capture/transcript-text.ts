@@ -50,6 +50,16 @@ function customerSide(turns: Turn[], speakers: string[], organizationName: strin
     .trim();
 }
 
+/**
+ * True when nobody said anything: the text is empty or whitespace, or its turns carry no letter or
+ * digit (speaker labels or punctuation alone). Such a transcript is analysed by no model: its
+ * analysis is all null and it gets no draft (analyzer.ts silentCallResult).
+ */
+export function nothingSaid(text: string): boolean {
+  if (!text.trim()) return true;
+  return readTranscript(text).turns.every((t) => !/[\p{L}\p{N}]/u.test(t.text));
+}
+
 /** Sentences of a text (split after . ! ? followed by a space), trimmed, empties dropped. */
 export function sentences(text: string): string[] {
   return text

@@ -95,6 +95,29 @@ export const processedAnalysisSchema = z
   );
 export type ProcessedAnalysisContract = z.output<typeof processedAnalysisSchema>;
 
+/**
+ * The analysis of a call in which nobody said anything: every field null, detected_language absent.
+ * What a silent call gets without any model being asked (src/capture/analyzer.ts silentCallResult).
+ */
+export function emptyAnalysis(): ProcessedAnalysis {
+  return {
+    caller_name: null,
+    summary: null,
+    subject: null,
+    service_needed: null,
+    services_match: null,
+    lead_score: null,
+    preferred_date: null,
+    client_city: null,
+    client_address: null,
+    additional_details: null,
+    caller_location: null,
+    client_country: null,
+    counterparty_name: null,
+    proposal_items: null,
+  };
+}
+
 /** Cuts text to max characters at a word boundary, ending with an ellipsis when cut. */
 export function truncate(text: string, max: number): string {
   const t = text.replace(/\s+/g, ' ').trim();

@@ -69,12 +69,24 @@ export interface AnalyzerInput {
   organization: { name: string; language: string };
   /** ISO 3166-1 alpha-2 country of the call's numbers (the organization's), when known; optional */
   country?: string | null;
+  /**
+   * The call is known to be a voicemail (telephony: <Record>, the caller alone): one-sided whatever
+   * its text looks like, so no draft is offered. Optional (false).
+   */
+  voicemail?: boolean;
 }
 
 export interface AnalyzerResult {
   analysis: ProcessedAnalysis;
   /** null for voicemail, one-sided calls, or when no draft could be composed */
   followup: FollowupDraft | null;
+  /**
+   * Fields of the provider's answer that held a value where this call allows only null
+   * (caller_name on an outbound call, counterparty_name on an inbound one, followup_email when no
+   * draft is allowed): the values were dropped, the rest kept. Names only, never the values; the
+   * analyse stage logs them at warn. Absent or empty when nothing was dropped.
+   */
+  droppedFields?: string[];
 }
 
 /** The analysis contract is the pipeline's Analyzer (src/capture/analyzer.ts) with a name. */

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { analyzeByRules } from '../../src/capture/analyzer.ts';
+import { analyzeByRules, callShape } from '../../src/capture/analyzer.ts';
 import { detectLanguage } from '../../src/capture/language.ts';
+import { nothingSaid } from '../../src/capture/transcript-text.ts';
 import { SUBJECT_MAX } from '../../src/domain/analysis.ts';
 
 const org = { name: 'Acme Plumbing', language: 'en' };
@@ -123,6 +124,67 @@ test('a voicemail gets no follow-up draft and a low lead score', () => {
 test('a one-sided labelled transcript gets no follow-up draft', () => {
   const t = 'Agent: Hello? Hello, is anyone there?\nAgent: I will try again later.';
   assert.equal(analyzeByRules({ transcript: t, direction: 'outbound', organization: org }).followup, null);
+});
+
+/** Every field null, detected_language absent: a call in which nobody said anything. */
+const ALL_NULL = {
+  caller_name: null,
+  summary: null,
+  subject: null,
+  service_needed: null,
+  services_match: null,
+  lead_score: null,
+  preferred_date: null,
+  client_city: null,
+  client_address: null,
+  additional_details: null,
+  caller_location: null,
+  client_country: null,
+  counterparty_name: null,
+  proposal_items: null,
+};
+const SILENT = ['', '   ', '\n\t\r\n', 'Agent:\nCustomer:  ', 'Customer: …', 'Agent: -\nCustomer: ?!'];
+
+test('a transcript in which nobody said anything is silent; anything with a letter or digit is not', () => {
+  for (const t of SILENT) assert.equal(nothingSaid(t), true, JSON.stringify(t));
+  for (const t of ['hmm', 'Customer: 42', 'Agent: Hello?', 'Ja.']) assert.equal(nothingSaid(t), false, t);
+});
+
+test('a silent transcript is neither two-sided nor a voicemail: no draft may be offered after it', () => {
+  for (const t of SILENT)
+    assert.deepEqual(callShape(t, org.name), { voicemail: false, twoSided: false }, JSON.stringify(t));
+  assert.deepEqual(callShape(CONVERSATION, org.name), { voicemail: false, twoSided: true });
+  assert.deepEqual(callShape('I need a plumber tomorrow.', org.name), { voicemail: false, twoSided: true });
+  assert.deepEqual(callShape('Customer: I need a plumber tomorrow.', org.name), {
+    voicemail: false,
+    twoSided: false,
+  });
+  assert.deepEqual(callShape(CONVERSATION, org.name, { voicemail: true }), {
+    voicemail: true,
+    twoSided: false,
+  });
+});
+
+test('the rules give a silent transcript every field null and no draft, even with a reported language', () => {
+  for (const t of SILENT)
+    for (const direction of ['inbound', 'outbound'] as const)
+      assert.deepEqual(
+        analyzeByRules({ transcript: t, direction, language: 'en', organization: org, country: 'US' }),
+        { analysis: ALL_NULL, followup: null },
+        `${direction} ${JSON.stringify(t)}`,
+      );
+});
+
+test('a call known to be a voicemail gets no draft from the rules, whatever its text looks like', () => {
+  assert.notEqual(
+    analyzeByRules({ transcript: CONVERSATION, direction: 'inbound', organization: org }).followup,
+    null,
+  );
+  assert.equal(
+    analyzeByRules({ transcript: CONVERSATION, direction: 'inbound', organization: org, voicemail: true })
+      .followup,
+    null,
+  );
 });
 
 test('a German call is detected as German and its draft is written in German', () => {

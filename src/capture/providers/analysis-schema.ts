@@ -4,9 +4,10 @@ import { LEAD_SCORE_MAX, LEAD_SCORE_MIN, SUBJECT_MAX } from '../../domain/analys
 /**
  * The one zod schema of a model's analysis answer. The JSON schema sent as the chat completion's
  * `response_format` is generated from it (answerJsonSchema), and the answer is validated with it —
- * so the model is asked for exactly what is accepted. It differs per call in two places:
+ * so the model is asked for exactly what is used. It differs per call in two places:
  * `counterparty_name` (and `caller_name`) can only be null on a call direction where the spec gives
- * them no meaning, and `followup_email` can only be null on a one-sided call (voicemail).
+ * them no meaning, and `followup_email` can only be null on a one-sided call (voicemail). A value in
+ * such a field is the one thing not refused: it is dropped (acceptedAnswerSchema, salvageAnswer).
  */
 
 const TEXT_MAX = 2000;
@@ -127,6 +128,47 @@ export function analysisAnswerSchema(shape: AnswerShape) {
 }
 
 export type AnalysisAnswer = z.infer<ReturnType<typeof analysisAnswerSchema>>;
+
+/** The fields a call may hold only null in (the per-call differences of the schema above). */
+export type ForbiddenField = 'caller_name' | 'counterparty_name' | 'followup_email';
+
+export function forbiddenFields(shape: AnswerShape): ForbiddenField[] {
+  const out: ForbiddenField[] = [shape.direction === 'inbound' ? 'counterparty_name' : 'caller_name'];
+  if (!shape.draftAllowed) out.push('followup_email');
+  return out;
+}
+
+/**
+ * What an answer is validated with: analysisAnswerSchema, except that a field the call forbids
+ * (forbiddenFields) takes any value or none — the JSON schema sent still says null. A model that
+ * does not enforce the schema strictly (most local servers) and fills one in has its answer
+ * salvaged (salvageAnswer: the value dropped, the rest kept) instead of retried and refused; only
+ * wrong types and out-of-range values anywhere else are refused.
+ */
+export function acceptedAnswerSchema(shape: AnswerShape) {
+  const loose = Object.fromEntries(forbiddenFields(shape).map((f) => [f, z.unknown()])) as Record<
+    ForbiddenField,
+    z.ZodUnknown
+  >;
+  return analysisAnswerSchema(shape).extend(loose);
+}
+
+/**
+ * An accepted answer as the strict schema has it: each forbidden field null. Answers the names of the
+ * fields that held something (never their values, which may be personal: a name, a draft).
+ */
+export function salvageAnswer(
+  accepted: z.infer<ReturnType<typeof acceptedAnswerSchema>>,
+  shape: AnswerShape,
+): { answer: AnalysisAnswer; dropped: ForbiddenField[] } {
+  const dropped: ForbiddenField[] = [];
+  const answer = { ...accepted } as Record<string, unknown>;
+  for (const f of forbiddenFields(shape)) {
+    if (answer[f] !== null && answer[f] !== undefined) dropped.push(f);
+    answer[f] = null;
+  }
+  return { answer: answer as AnalysisAnswer, dropped };
+}
 
 /**
  * Keywords OpenAI's strict structured outputs do not take; they stay in the zod validation (and

@@ -1,13 +1,15 @@
 import type { Clock } from '../../clock.ts';
 import type { FollowupDraft, ProcessedAnalysis } from '../../domain/analysis.ts';
-import { type AnalyzerInput, type AnalyzerResult, callShape } from '../analyzer.ts';
+import { type AnalyzerInput, type AnalyzerResult, callShape, silentCallResult } from '../analyzer.ts';
 import { primaryLanguage } from '../language.ts';
+import { nothingSaid } from '../transcript-text.ts';
 import {
   type AnalysisAnswer,
   type AnswerShape,
-  analysisAnswerSchema,
+  acceptedAnswerSchema,
   answerJsonSchema,
   issueLines,
+  salvageAnswer,
 } from './analysis-schema.ts';
 import { type ProviderHttp, postJson } from './http.ts';
 import { type AnalysisProvider, ProviderError } from './types.ts';
@@ -15,10 +17,14 @@ import { type AnalysisProvider, ProviderError } from './types.ts';
 /**
  * Analysis by a chat model: `POST {base}/chat/completions` with a strict JSON-schema response format
  * (analysis-schema.ts). OpenAI, and local servers that speak the same API (llama.cpp's server,
- * Ollama's /v1, vLLM), take it. An answer that fails validation is sent back once with the
- * validation errors; a second failure is ProviderError 'invalid_output' — the answer is never
- * clipped or filled in. After validation the service's own rules still apply: no draft after a
- * one-sided call or a voicemail, the draft's language is the detected one (else the organization's).
+ * Ollama's /v1, vLLM), take it. An answer that fails validation (a wrong type, a value out of
+ * range) is sent back once with the validation errors; a second failure is ProviderError
+ * 'invalid_output' — the answer is never clipped or filled in. A value in a field this call allows
+ * only null (caller_name on outbound, counterparty_name on inbound, followup_email when no draft is
+ * allowed) is not a reason to refuse: it is dropped and named in the result's droppedFields. After
+ * validation the service's own rules still apply: no draft after a one-sided call or a voicemail,
+ * the draft's language is the detected one (else the organization's). A transcript in which nobody
+ * said anything is never sent: its analysis is all null (silentCallResult).
  */
 
 export const OPENAI_DEFAULT_ANALYSIS_MODEL = 'gpt-5-mini';
@@ -80,9 +86,12 @@ export function openAiAnalysis(opts: OpenAiAnalysisOptions): AnalysisProvider {
   return {
     name,
     async analyze(input: AnalyzerInput): Promise<AnalyzerResult> {
-      const { twoSided } = callShape(input.transcript, input.organization.name);
+      if (nothingSaid(input.transcript)) return silentCallResult();
+      const { twoSided } = callShape(input.transcript, input.organization.name, {
+        voicemail: input.voicemail,
+      });
       const shape: AnswerShape = { direction: input.direction, draftAllowed: twoSided };
-      const zod = analysisAnswerSchema(shape);
+      const zod = acceptedAnswerSchema(shape);
       const schema = answerJsonSchema(shape);
       const messages: Message[] = [
         { role: 'system', content: SYSTEM },
@@ -101,7 +110,11 @@ export function openAiAnalysis(opts: OpenAiAnalysisOptions): AnalysisProvider {
       for (let attempt = 1; attempt <= 2; attempt++) {
         const content = await complete(messages, schema);
         problems = validate(zod, content);
-        if (problems.length === 0) return toResult(zod.parse(JSON.parse(content)), input, twoSided);
+        if (problems.length === 0) {
+          const { answer, dropped } = salvageAnswer(zod.parse(JSON.parse(content)), shape);
+          const result = toResult(answer, input, twoSided);
+          return dropped.length ? { ...result, droppedFields: dropped } : result;
+        }
         messages.push(
           { role: 'assistant', content },
           {
@@ -119,7 +132,7 @@ export function openAiAnalysis(opts: OpenAiAnalysisOptions): AnalysisProvider {
   };
 }
 
-function validate(zod: ReturnType<typeof analysisAnswerSchema>, content: string): string[] {
+function validate(zod: ReturnType<typeof acceptedAnswerSchema>, content: string): string[] {
   let json: unknown;
   try {
     json = JSON.parse(content);

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { analysisAnswerSchema, answerJsonSchema } from '../../../src/capture/providers/analysis-schema.ts';
 import { openAiAnalysis } from '../../../src/capture/providers/openai-analysis.ts';
 import { FakeClock } from '../../../src/clock.ts';
+import { emptyAnalysis } from '../../../src/domain/analysis.ts';
 import {
   type FakeProviders,
   type FakeRequest,
@@ -137,7 +138,7 @@ test('on an outbound call counterparty_name is open and caller_name can only be 
   assert.equal(r.analysis.caller_name, null);
 });
 
-test('an inbound answer with a counterparty_name breaks the schema: retried once with the errors, then accepted', async () => {
+test('an answer with values out of range is retried once with the errors, then accepted; a counterparty_name on an inbound call is not one of the errors', async () => {
   const good = sampleAnalysisAnswer({
     json: {
       response_format: {
@@ -155,6 +156,7 @@ test('an inbound answer with a counterparty_name breaks the schema: retried once
   });
   assert.equal(r.analysis.counterparty_name, null);
   assert.equal(r.analysis.lead_score, 8);
+  assert.equal(r.droppedFields, undefined, 'the accepted (second) answer had nothing to drop');
   const reqs = fake.of('chat').slice(before);
   assert.equal(reqs.length, 2);
   const second = reqs[1].json as ChatBody;
@@ -167,10 +169,78 @@ test('an inbound answer with a counterparty_name breaks the schema: retried once
       'Your answer was rejected:',
       '- subject: Too big: expected string to have <=80 characters',
       '- lead_score: Too big: expected number to be <=10',
-      '- counterparty_name: Invalid input: expected null, received string',
       'Answer again with the whole corrected JSON object.',
     ].join('\n'),
   );
+});
+
+test('an inbound answer with a counterparty_name is salvaged at once: the value dropped and named, the rest kept', async () => {
+  const good = sampleAnalysisAnswer({
+    json: {
+      response_format: {
+        json_schema: { schema: answerJsonSchema({ direction: 'inbound', draftAllowed: true }) },
+      },
+    },
+  } as FakeRequest);
+  fake.script('chat', { content: { ...good, counterparty_name: 'Jane Miller' } });
+  const before = fake.of('chat').length;
+  const r = await provider().analyze({
+    transcript: STEREO_TRANSCRIPT,
+    direction: 'inbound',
+    organization: org,
+  });
+  assert.equal(fake.of('chat').length - before, 1, 'not retried');
+  assert.deepEqual(r.droppedFields, ['counterparty_name']);
+  assert.equal(r.analysis.counterparty_name, null);
+  assert.equal(r.analysis.caller_name, 'Jane Miller');
+  assert.equal(r.analysis.subject, 'Leaking water heater repair');
+  assert.equal(r.analysis.lead_score, 8);
+  assert.equal(r.followup?.subject, 'Your water heater repair');
+});
+
+test('an outbound answer with a caller_name is salvaged: caller_name dropped, counterparty_name kept', async () => {
+  const good = sampleAnalysisAnswer({
+    json: {
+      response_format: {
+        json_schema: { schema: answerJsonSchema({ direction: 'outbound', draftAllowed: true }) },
+      },
+    },
+  } as FakeRequest);
+  assert.equal(good.caller_name, null);
+  fake.script('chat', { content: { ...good, caller_name: 'Jane Miller' } });
+  const before = fake.of('chat').length;
+  const r = await provider().analyze({
+    transcript: STEREO_TRANSCRIPT,
+    direction: 'outbound',
+    organization: org,
+  });
+  assert.equal(fake.of('chat').length - before, 1, 'not retried');
+  assert.deepEqual(r.droppedFields, ['caller_name']);
+  assert.equal(r.analysis.caller_name, null);
+  assert.equal(r.analysis.counterparty_name, 'Jane Miller');
+  assert.equal(r.analysis.summary, good.summary);
+});
+
+test('a wrong type is still retried and refused, whatever a forbidden field holds', async () => {
+  const good = sampleAnalysisAnswer({
+    json: {
+      response_format: {
+        json_schema: { schema: answerJsonSchema({ direction: 'inbound', draftAllowed: true }) },
+      },
+    },
+  } as FakeRequest);
+  const bad = { ...good, counterparty_name: 'Jane Miller', lead_score: '7' };
+  fake.script('chat', { content: bad }, { content: bad });
+  const before = fake.of('chat').length;
+  await assert.rejects(
+    provider().analyze({ transcript: STEREO_TRANSCRIPT, direction: 'inbound', organization: org }),
+    {
+      kind: 'invalid_output',
+      message:
+        "the model's analysis broke the schema twice: lead_score: Invalid input: expected number, received string",
+    },
+  );
+  assert.equal(fake.of('chat').length - before, 2);
 });
 
 test('two invalid answers in a row are invalid_output, never clipped or filled in', async () => {
@@ -227,7 +297,7 @@ test('a chat answer without choices is fatal', async () => {
   );
 });
 
-test('after a voicemail the schema allows no draft, and a draft is dropped whatever the model says', async () => {
+test('after a voicemail the schema allows no draft, and a draft answered anyway is dropped, the rest kept', async () => {
   const r = await provider().analyze({
     transcript: VOICEMAIL_TRANSCRIPT,
     direction: 'inbound',
@@ -241,20 +311,76 @@ test('after a voicemail the schema allows no draft, and a draft is dropped whate
   );
   assert.equal(JSON.parse(body.messages[1].content).follow_up_email_allowed, false);
   assert.equal(r.followup, null);
-  // a model that answers a draft anyway breaks the schema: retried, then rejected
+  assert.equal(r.droppedFields, undefined);
+  // a model that answers a draft anyway (even one that would break the draft's rules): not retried,
+  // the draft dropped and named, the analysis kept
   const withDraft = {
     ...sampleAnalysisAnswer(lastChat()),
-    followup_email: { subject: 'Hi', body: 'Hello Bob.' },
+    followup_email: { subject: 'Hi', body: '<p>Hello Bob.</p>' },
   };
-  fake.script('chat', { content: withDraft }, { content: withDraft });
-  await assert.rejects(
-    provider().analyze({ transcript: VOICEMAIL_TRANSCRIPT, direction: 'inbound', organization: org }),
-    {
-      kind: 'invalid_output',
-      message:
-        "the model's analysis broke the schema twice: followup_email: Invalid input: expected null, received object",
-    },
+  fake.script('chat', { content: withDraft });
+  const before = fake.of('chat').length;
+  const again = await provider().analyze({
+    transcript: VOICEMAIL_TRANSCRIPT,
+    direction: 'inbound',
+    organization: org,
+  });
+  assert.equal(fake.of('chat').length - before, 1);
+  assert.equal(again.followup, null);
+  assert.deepEqual(again.droppedFields, ['followup_email']);
+  assert.equal(
+    again.analysis.summary,
+    'The customer needs a leaking water heater fixed and agreed to a visit tomorrow at 9 am.',
   );
+  assert.equal(again.analysis.caller_name, 'Jane Miller');
+});
+
+test('a call known to be a voicemail, or a one-sided transcript, is never offered a draft', async () => {
+  const cases: Array<{ transcript: string; voicemail?: boolean }> = [
+    { transcript: STEREO_TRANSCRIPT, voicemail: true },
+    { transcript: 'Customer: Hi, I need a plumber for my kitchen sink tomorrow.' },
+    { transcript: 'Agent: Hello? Hello, is anyone there?' },
+  ];
+  for (const c of cases) {
+    const r = await provider().analyze({ ...c, direction: 'inbound', organization: org });
+    const body = lastChat().json as ChatBody;
+    assert.equal(JSON.parse(body.messages[1].content).follow_up_email_allowed, false, c.transcript);
+    assert.equal(
+      (body.response_format.json_schema.schema as { properties: Record<string, { type?: string }> })
+        .properties.followup_email.type,
+      'null',
+    );
+    assert.equal(r.followup, null);
+  }
+});
+
+test('a transcript in which nobody said anything is never sent to the model: every field null, no draft', async () => {
+  // a model that would invent: a name, an address, lead score 7, a draft
+  const answer = fake.chat;
+  fake.chat = (req) => ({ ...sampleAnalysisAnswer(req), client_address: '12 Main Street', lead_score: 7 });
+  try {
+    const before = fake.of('chat').length;
+    for (const transcript of ['', '   ', '\n\t \n', 'Agent:\nCustomer: ', 'Customer: ...']) {
+      const r = await provider().analyze({
+        transcript,
+        direction: 'inbound',
+        language: 'en',
+        organization: org,
+      });
+      assert.deepEqual(r, { analysis: emptyAnalysis(), followup: null }, JSON.stringify(transcript));
+    }
+    assert.equal(fake.of('chat').length - before, 0, 'the model was never asked');
+    // the same fake does invent when something was said
+    const said = await provider().analyze({
+      transcript: 'Customer: Hello.',
+      direction: 'inbound',
+      organization: org,
+    });
+    assert.equal(said.analysis.lead_score, 7);
+    assert.equal(fake.of('chat').length - before, 1);
+  } finally {
+    fake.chat = answer;
+  }
 });
 
 test('a draft with a signature or HTML is sent back', async () => {

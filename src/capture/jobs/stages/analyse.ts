@@ -1,6 +1,8 @@
-import { ProviderError } from '../../../domain/capture-providers.ts';
+import { type AnalyzerResult, ProviderError } from '../../../domain/capture-providers.ts';
+import { silentCallResult } from '../../analyzer.ts';
 import { findIngestCall } from '../../call-record.ts';
 import { settleCompletion, storeAnalysis } from '../../pipeline.ts';
+import { nothingSaid } from '../../transcript-text.ts';
 import type { StageHandler } from '../types.ts';
 
 /**
@@ -13,7 +15,12 @@ import type { StageHandler } from '../types.ts';
  * puts the call in review: review_status needs_review, no analysis stored, and no completion events
  * — call.transcribed and call.completed carry a processed analysis, and none was produced, so
  * nothing goes out until a reprocess (with a fixed model or prompt) analyses it. The transcript
- * stays in the call's inbox for that.
+ * stays in the call's inbox for that. It is logged at warn, as the runner logs a stage that gives up.
+ *
+ * A transcript in which nobody said anything (empty, whitespace, speaker labels alone: a call whose
+ * channels were all silent) is analysed by no provider: its analysis is all null and it has no
+ * draft (silentCallResult) — a model handed silence invents a caller. A value the model put in a
+ * field the call forbids was dropped by the provider (droppedFields): logged here at warn, by name.
  */
 export const analyseStage: StageHandler = async ({ deps, job }) => {
   const call = await findIngestCall(deps.db, job.callId);
@@ -23,32 +30,55 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
     throw new ProviderError(deps.capture.analysis.name, 'fatal', 'The call has no transcript to analyse.');
   }
   const text = call.pending_transcript;
-  const org = await deps.db.query<{ country: string | null }>(
-    'SELECT country FROM organizations WHERE id = $1',
-    [call.organization_id],
-  );
-  let result: Awaited<ReturnType<typeof deps.capture.analysis.analyze>>;
-  try {
-    result = await deps.capture.analysis.analyze({
-      transcript: text,
-      direction: call.direction,
-      language: call.pending_transcript_language,
-      organization: { name: call.org_name, language: call.org_language },
-      country: org.rows[0]?.country ?? null,
-    });
-  } catch (err) {
-    if (!(err instanceof ProviderError) || err.kind !== 'invalid_output') throw err;
-    return {
-      kind: 'needs_review',
-      message: `${err.provider}: ${err.message}`,
-      write: async (tx) => {
-        await tx.query(
-          `UPDATE calls SET review_status = 'needs_review', updated_at = $2
-            WHERE id = $1 AND processing_state = 'queued' AND erased_at IS NULL`,
-          [call.id, deps.clock.now()],
-        );
-      },
-    };
+  const provider = deps.capture.analysis;
+  let result: AnalyzerResult;
+  if (nothingSaid(text)) result = silentCallResult();
+  else {
+    const facts = await deps.db.query<{ country: string | null; voicemail: boolean }>(
+      'SELECT o.country, c.voicemail FROM calls c JOIN organizations o ON o.id = c.organization_id WHERE c.id = $1',
+      [call.id],
+    );
+    try {
+      result = await provider.analyze({
+        transcript: text,
+        direction: call.direction,
+        language: call.pending_transcript_language,
+        organization: { name: call.org_name, language: call.org_language },
+        country: facts.rows[0]?.country ?? null,
+        voicemail: facts.rows[0]?.voicemail === true,
+      });
+    } catch (err) {
+      if (!(err instanceof ProviderError) || err.kind !== 'invalid_output') throw err;
+      return {
+        kind: 'needs_review',
+        message: `${err.provider}: ${err.message}`,
+        write: async (tx) => {
+          await tx.query(
+            `UPDATE calls SET review_status = 'needs_review', updated_at = $2
+              WHERE id = $1 AND processing_state = 'queued' AND erased_at IS NULL`,
+            [call.id, deps.clock.now()],
+          );
+          // under the job's lease (checked before this write): the run that really gave up logs it
+          deps.log.warn(
+            {
+              callId: call.id,
+              stage: job.stage,
+              attempts: job.attempts,
+              kind: err.kind,
+              provider: err.provider,
+            },
+            'processing stage needs_review; GET /admin/v1/calls/{id}/processing shows why, POST …/reprocess runs it again',
+          );
+        },
+      };
+    }
+    if (result.droppedFields?.length) {
+      // the field names only: the values (a name, a draft) may be personal
+      deps.log.warn(
+        { callId: call.id, stage: job.stage, provider: provider.name, fields: result.droppedFields },
+        'analysis answer had a value in a field this call allows only null; dropped, the rest kept',
+      );
+    }
   }
   return {
     kind: 'succeeded',
