@@ -16,3 +16,18 @@ export interface TenantScope {
 export function tenantScope(organizationId: string): TenantScope {
   return { organizationId };
 }
+
+/**
+ * Every organization's rows: the operator API (`/admin/v1`, the service's operator) and the
+ * service's own jobs (retention, the capture pipeline), which act on a row by its id whatever
+ * organization owns it. Passing it is an explicit, greppable claim of that power.
+ */
+export const ANY_TENANT = Object.freeze({ anyTenant: true as const });
+
+/** What an area command over tenant data takes: one tenant's scope, or the operator's ANY_TENANT. */
+export type Scope = TenantScope | typeof ANY_TENANT;
+
+/** The organization a scope is limited to, or null for ANY_TENANT (the SQL: `$n::uuid IS NULL OR …`). */
+export function scopedOrganization(scope: Scope): string | null {
+  return 'organizationId' in scope ? scope.organizationId : null;
+}
