@@ -13,6 +13,10 @@
  *    under src/http/ (files directly in src/ may: server.ts starts the listeners).
  * 4. The webhook rooms import downhill only: subscriptions (the console's operations) may import
  *    delivery and outbox, delivery (the engine) may import outbox, outbox imports neither.
+ * 5. Tenant data has one door (DESIGN.md "Storage"): no SQL under src/http/. No string there reads as
+ *    a SQL statement, and nothing there calls `.query(` or `.exec(` on a database handle: routes and
+ *    pages call the areas' functions, which take the scope and own the SQL. (A route may still open
+ *    `db.transaction(tx => …)` around area commands that must commit together: a boundary, not SQL.)
  *
  * Prints every violation with an import chain that shows it, and exits 1 if there is any.
  */
@@ -178,6 +182,40 @@ for (const [from, out] of edges) {
     if (ROOMS.indexOf(to) >= 0 && ROOMS.indexOf(to) < rank)
       problems.push(`${from} must not import ${to} (rooms import downhill only): ${show(chain)}`);
   }
+}
+
+// 5. No SQL under src/http/: statements in string literals, or calls on a database handle.
+const SQL = /\b(SELECT\s[\s\S]*?\bFROM\b|INSERT\s+INTO\b|UPDATE\s+\w+\s+SET\b|DELETE\s+FROM\b)/;
+const DB_CALLS = new Set(['query', 'exec']);
+/** Receivers whose .query is not a database's (a request's parsed query string). */
+const NOT_A_DB = /(^|\.)(req|request|url|u)$/;
+/** .exec is a RegExp's too: only a database handle's counts. */
+const DB_HANDLE = /(^|\.)(db|tx|q|pool|client)$/;
+for (const file of files.filter((f) => isHttp(folderOf(f)))) {
+  const text = readFileSync(join(src, file), 'utf8');
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const at = (node: ts.Node) => `src/${file}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}`;
+  const visit = (node: ts.Node): void => {
+    if (
+      (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node)) &&
+      SQL.test(node.text)
+    ) {
+      problems.push(`No SQL under src/http/ (an area function owns it): ${at(node)}`);
+    }
+    if (
+      ts.isCallExpression(node) &&
+      ts.isPropertyAccessExpression(node.expression) &&
+      DB_CALLS.has(node.expression.name.text) &&
+      !NOT_A_DB.test(node.expression.expression.getText(sf)) &&
+      (node.expression.name.text !== 'exec' || DB_HANDLE.test(node.expression.expression.getText(sf)))
+    ) {
+      problems.push(
+        `No database calls under src/http/ (${node.expression.getText(sf)}(…): an area function owns it): ${at(node)}`,
+      );
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
 }
 
 if (problems.length > 0) {

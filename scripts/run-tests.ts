@@ -10,9 +10,16 @@
  * Usage: node scripts/run-tests.ts <glob or file>… Prints one line per passing file (and the lines
  * of its output that match TEST_ECHO, a regular expression), the whole output of a failing one, and
  * totals; exits 1 when any file failed or was killed.
+ *
+ * COVERAGE=1 also measures line, branch and function coverage of src/ and sdk/src/ over every process
+ * the files start (V8's own coverage, NODE_V8_COVERAGE, reported by c8), prints the summary, and
+ * exits 1 when a figure is below its floor in .c8rc.json (CI sets it; the floors only ever rise).
+ *
+ * Files run longest first (durations of the last run on this checkout, .tmp/test-times.json), so
+ * the slowest file does not start last and leave one core idle at the end.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { globSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { globSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 const PER_TEST_TIMEOUT_MS = 120_000;
 const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS) || 10 * 60_000;
@@ -21,10 +28,26 @@ const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY) || 2);
 const echo = process.env.TEST_ECHO ? new RegExp(process.env.TEST_ECHO) : null;
 
 const patterns = process.argv.slice(2);
-const files = [...new Set(patterns.flatMap((p) => globSync(p)))].sort();
+const TIMES_FILE = '.tmp/test-times.json';
+const lastTimes: Record<string, number> = (() => {
+  try {
+    return JSON.parse(readFileSync(TIMES_FILE, 'utf8'));
+  } catch {
+    return {};
+  }
+})();
+// Longest first; a file never timed goes first too (it may be long), then by name.
+const files = [...new Set(patterns.flatMap((p) => globSync(p)))]
+  .sort()
+  .sort((a, b) => (lastTimes[b] ?? Infinity) - (lastTimes[a] ?? Infinity) || 0);
 if (files.length === 0) {
   console.error(`No test files match ${patterns.join(' ')}`);
   process.exit(1);
+}
+const coverageDir = process.env.COVERAGE === '1' ? '.tmp/coverage' : null;
+if (coverageDir) {
+  rmSync(coverageDir, { recursive: true, force: true });
+  mkdirSync(`${coverageDir}/v8`, { recursive: true });
 }
 
 interface Outcome {
@@ -57,7 +80,11 @@ function runFile(file: string): Promise<Outcome> {
   const child = spawn(
     process.execPath,
     ['--test', '--test-reporter=spec', `--test-timeout=${PER_TEST_TIMEOUT_MS}`, file],
-    { stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+      env: coverageDir ? { ...process.env, NODE_V8_COVERAGE: `${coverageDir}/v8` } : process.env,
+    },
   );
   running.add(child);
   let output = '';
@@ -131,8 +158,27 @@ console.log(
     ` · cancelled ${sum('cancelled')} · skipped ${sum('skipped')} · ${((performance.now() - started) / 1000).toFixed(1)} s`,
 );
 for (const o of failed) console.log(`✖ ${o.file}${o.timedOut ? ' (killed: file timeout)' : ''}`);
+mkdirSync('.tmp', { recursive: true });
+writeFileSync(
+  TIMES_FILE,
+  JSON.stringify({ ...lastTimes, ...Object.fromEntries(outcomes.map((o) => [o.file, Math.round(o.ms)])) }),
+);
+const coverageOk = coverageDir ? reportCoverage(coverageDir) : true;
 // The plain closing line CI reads (a killed file counts as a failure even when its tests passed).
 console.log(
   `tests: ${sum('pass')} passed, ${sum('fail') + failed.filter((o) => !o.counts.fail).length} failed, ${sum('skipped')} skipped`,
 );
-process.exit(failed.length > 0 ? 1 : 0);
+process.exit(failed.length > 0 || !coverageOk ? 1 : 0);
+
+/** c8's summary of what the files ran, then its check against the floors in .c8rc.json. */
+function reportCoverage(dir: string): boolean {
+  const c8 = (args: string[]) =>
+    spawnSync(process.execPath, ['node_modules/c8/bin/c8.js', ...args, '--temp-directory', `${dir}/v8`], {
+      stdio: 'inherit',
+    }).status === 0;
+  console.log('\nCoverage of src/ and sdk/src/ (every process the test files started):');
+  c8(['report', '--reporter=text-summary', '--reporter=json-summary', '--report-dir', dir]);
+  const ok = c8(['check-coverage']);
+  if (!ok) console.log('✖ coverage fell below a floor in .c8rc.json');
+  return ok;
+}

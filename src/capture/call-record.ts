@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/types.ts';
+import { type Scope, scopedOrganization } from '../domain/tenant.ts';
 import { notFound } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 
@@ -61,10 +62,37 @@ export async function findIngestCall(
   return rows[0] ?? null;
 }
 
-/** The call, locked, or 404 NOT_FOUND when it does not exist or was erased (erased calls are gone). */
+/**
+ * The call, locked, or 404 NOT_FOUND when it does not exist or was erased (erased calls are gone).
+ * For the capture pipeline's own steps, which hold a call id from the call's own job or callback;
+ * a command on behalf of a tenant or the operator uses lockCallInScope.
+ */
 export async function lockLiveCall(tx: Queryable, callId: string): Promise<IngestCall> {
   const call = await findIngestCall(tx, callId, { forUpdate: true });
   if (!call || call.erased_at) throw notFound(CALL_NOT_FOUND);
+  return call;
+}
+
+/**
+ * The call, locked, when it is live and within the scope; otherwise 404 NOT_FOUND — another
+ * organization's call answers exactly as a call that does not exist. The one door of the call
+ * commands (trash, deletion, erasure, statuses): whatever id a route passes, the scope decides.
+ */
+export function lockCallInScope(tx: Queryable, scope: Scope, callId: string): Promise<IngestCall> {
+  return findCallInScope(tx, scope, callId, { forUpdate: true });
+}
+
+/** As lockCallInScope, without the lock (a check before work outside the transaction). */
+export async function findCallInScope(
+  q: Queryable,
+  scope: Scope,
+  callId: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<IngestCall> {
+  const call = await findIngestCall(q, callId, opts);
+  const org = scopedOrganization(scope);
+  if (!call || call.erased_at || (org !== null && call.organization_id !== org))
+    throw notFound(CALL_NOT_FOUND);
   return call;
 }
 

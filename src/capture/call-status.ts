@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.ts';
+import type { Scope } from '../domain/tenant.ts';
 import type { CrmStatus, ReviewStatus } from '../domain/values.ts';
-import { lockLiveCall } from './call-record.ts';
+import { lockCallInScope } from './call-record.ts';
 
 /**
  * The web app's edit of a call's CRM status and review status (spec value sets). The spec names no
@@ -9,11 +10,12 @@ import { lockLiveCall } from './call-record.ts';
  */
 export async function setCallStatuses(
   deps: Deps,
+  scope: Scope,
   callId: string,
   next: { crmStatus: CrmStatus; reviewStatus: ReviewStatus | null },
 ): Promise<{ changed: boolean }> {
   return deps.db.transaction(async (tx) => {
-    const call = await lockLiveCall(tx, callId);
+    const call = await lockCallInScope(tx, scope, callId);
     const { rows } = await tx.query<{ crm_status: string; review_status: string | null }>(
       'SELECT crm_status, review_status FROM calls WHERE id = $1',
       [call.id],

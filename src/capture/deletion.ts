@@ -1,5 +1,6 @@
 import { DAY } from '../clock.ts';
 import type { Deps } from '../deps.ts';
+import type { Scope } from '../domain/tenant.ts';
 import { badRequest } from '../errors.ts';
 import { eraseCallFromWebhooks } from '../webhooks/delivery/erasure.ts';
 import {
@@ -9,7 +10,7 @@ import {
 } from '../webhooks/outbox/event-data/deletion.ts';
 import { recordingDeletedEvent } from '../webhooks/outbox/event-data/recording.ts';
 import { emitEvent } from '../webhooks/outbox/outbox.ts';
-import { lockLiveCall } from './call-record.ts';
+import { findCallInScope, lockCallInScope } from './call-record.ts';
 import { cancelCallJobs } from './jobs/enqueue.ts';
 import { deleteBlob } from './recording-ingest.ts';
 import { deleteRecordingAtProvider } from './telephony/provider-recordings.ts';
@@ -22,9 +23,9 @@ import { deleteRecordingAtProvider } from './telephony/provider-recordings.ts';
 /** Default time between scheduling a deletion and carrying it out: the window to reverse it. */
 export const DEFAULT_DELETION_DELAY_MS = 30 * DAY;
 
-export async function setTrashed(deps: Deps, callId: string, trashed: boolean): Promise<void> {
+export async function setTrashed(deps: Deps, scope: Scope, callId: string, trashed: boolean): Promise<void> {
   await deps.db.transaction(async (tx) => {
-    const call = await lockLiveCall(tx, callId);
+    const call = await lockCallInScope(tx, scope, callId);
     if ((call.trashed_at !== null) === trashed) return;
     const now = deps.clock.now();
     await tx.query('UPDATE calls SET trashed_at = $2, updated_at = $3 WHERE id = $1', [
@@ -42,11 +43,12 @@ export async function setTrashed(deps: Deps, callId: string, trashed: boolean): 
  */
 export async function scheduleDeletion(
   deps: Deps,
+  scope: Scope,
   callId: string,
   input: { reason: DeletionReason; pendingDeletionAt: Date | null },
 ): Promise<void> {
   await deps.db.transaction(async (tx) => {
-    const call = await lockLiveCall(tx, callId);
+    const call = await lockCallInScope(tx, scope, callId);
     const now = deps.clock.now();
     if (input.pendingDeletionAt && input.pendingDeletionAt.getTime() < now.getTime()) {
       throw badRequest('Field "pending_deletion_at" must not be in the past.', 'pending_deletion_at');
@@ -80,9 +82,9 @@ export async function scheduleDeletion(
 }
 
 /** POST …/cancel-deletion: the scheduled deletion is called off (no event: the spec has none). */
-export async function cancelDeletion(deps: Deps, callId: string): Promise<void> {
+export async function cancelDeletion(deps: Deps, scope: Scope, callId: string): Promise<void> {
   await deps.db.transaction(async (tx) => {
-    const call = await lockLiveCall(tx, callId);
+    const call = await lockCallInScope(tx, scope, callId);
     if (!call.deletion_scheduled_at && !call.pending_deletion_at) return;
     await tx.query(
       `UPDATE calls SET deletion_scheduled_at = NULL, pending_deletion_at = NULL, deletion_reason = NULL,
@@ -101,10 +103,11 @@ export async function cancelDeletion(deps: Deps, callId: string): Promise<void> 
  * echoed replies cleared) and, when audio was stored, call.recording.deleted (hard_deleted) emitted
  * to the subscriptions the call's content reached. The audio blob is deleted after the commit.
  */
-export async function eraseCall(deps: Deps, callId: string): Promise<void> {
+export async function eraseCall(deps: Deps, scope: Scope, callId: string): Promise<void> {
+  await findCallInScope(deps.db, scope, callId); // 404 before the provider is asked to delete anything
   const atProvider = await providerDeletionForErasure(deps, callId);
   const blobKey = await deps.db.transaction(async (tx) => {
-    const call = await lockLiveCall(tx, callId);
+    const call = await lockCallInScope(tx, scope, callId);
     const now = deps.clock.now();
     const hadAudio = call.recording_state === 'available';
     await tx.query(

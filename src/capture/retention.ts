@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.ts';
+import { ANY_TENANT } from '../domain/tenant.ts';
 import { AppError } from '../errors.ts';
 import { eraseCall } from './deletion.ts';
 import { deleteRecording } from './recording-lifecycle.ts';
@@ -52,7 +53,7 @@ export async function runRetentionSweep(
     );
     return {
       ids: due.rows.map((r) => r.id),
-      handle: (id) => attempt(deps, id, 'erase', () => eraseCall(deps, id)),
+      handle: (id) => attempt(deps, id, 'erase', () => eraseCall(deps, ANY_TENANT, id)),
     };
   });
 

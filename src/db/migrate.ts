@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Db } from './types.ts';
 
-const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
+export const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
 
 /** The migration files of this version, in the order they apply. */
 export async function migrationFiles(dir = MIGRATIONS_DIR): Promise<string[]> {

@@ -1,6 +1,6 @@
 /**
  * A stored call → the public Call object (spec "Resources and their fields" → Call). Pure: the
- * query that loads CallViewRow lives in src/http/public/api-v1/call-queries.ts. Every field is
+ * query that loads CallViewRow lives in src/capture/call-list.ts. Every field is
  * always present, null where the spec allows it.
  */
 import type { CrmStatus, Direction, OutboundLifecycle, ReviewStatus } from './values.ts';

@@ -6,7 +6,7 @@ import { createTestDb, engine } from '../helpers/db.ts';
 
 let db: Db;
 before(async () => {
-  db = await createTestDb();
+  db = await createTestDb({ fresh: true });
 });
 after(async () => {
   await db.close();

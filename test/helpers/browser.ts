@@ -7,7 +7,7 @@
  *   await signIn(page, origin, email);               // through the sign-in form (PASSWORD by default)
  *   const csp = watchCsp(page);                      // CSP violations the page reports; expect [] at the end
  *   await checkA11y(page, 'calls list');             // axe-core: fails on any serious or critical violation
- *   await screenshot(page, 'calls-list');            // docs/console/calls-list.png (full page, 1024 px wide)
+ *   await screenshot(page, 'calls-list');            // <SCREENSHOT_DIR>/calls-list.png (full page, 1024 px wide)
  *
  * The browser runs headless with --no-sandbox --disable-gpu --disable-background-networking
  * --disable-component-update --no-first-run; launch() gives it a fresh temporary profile (user-data
@@ -20,6 +20,7 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import type { Queryable } from '../../src/db/types.ts';
@@ -30,7 +31,13 @@ export const CHROMIUM = '/usr/bin/chromium';
 export const BROWSER_ENV = { PUBLIC_BASE_URL: 'http://127.0.0.1' };
 
 const root = resolve(import.meta.dirname, '../..');
-export const SCREENSHOT_DIR = join(root, 'docs/console');
+/**
+ * Where screenshots go: a folder under the system temp folder on an ordinary run (tests never
+ * rewrite tracked files), docs/console/ when SCREENSHOTS=docs (`npm run screenshots`, the command
+ * that refreshes the pictures docs/console.md shows).
+ */
+export const SCREENSHOT_DIR =
+  process.env.SCREENSHOTS === 'docs' ? join(root, 'docs/console') : join(tmpdir(), 'callcap-screenshots');
 
 export async function startBrowser(): Promise<Browser> {
   return chromium.launch({
@@ -112,7 +119,7 @@ export async function checkA11y(page: Page, what: string): Promise<void> {
   }
 }
 
-/** Saves a full-page screenshot as docs/console/<name>.png (docs/console.md shows them). */
+/** Saves a full-page screenshot as <SCREENSHOT_DIR>/<name>.png (docs/console/ under `npm run screenshots`). */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });

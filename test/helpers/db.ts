@@ -1,6 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
-import { migrate } from '../../src/db/migrate.ts';
+import { MIGRATIONS_DIR, migrate, migrationFiles } from '../../src/db/migrate.ts';
 import { openPglite } from '../../src/db/pglite.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import type { Db } from '../../src/db/types.ts';
@@ -11,13 +14,18 @@ export const engine: 'pglite' | 'postgres' = process.env.TEST_DATABASE_URL ? 'po
 /**
  * A migrated, empty database for one test file: an in-memory PGlite, or a fresh database created on
  * the TEST_DATABASE_URL server (dropped again on close). Share one per test file.
+ *
+ * Both start from a migrated template made once per set of migrations (the PGlite data directory
+ * dumped to a tarball under the system temp folder; a `cc_template_<hash>` database on the server),
+ * because a fresh PGlite spends seconds in initdb before the first migration runs. `fresh: true`
+ * builds the database from nothing and migrates it, for the tests of the migrator itself.
  */
-export async function createTestDb(): Promise<Db> {
+export async function createTestDb(opts: { fresh?: boolean } = {}): Promise<Db> {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) {
-    const db = await openPglite();
+    const db = await openPglite(undefined, opts.fresh ? {} : { loadDataDir: await pgliteTemplate() });
     try {
-      await migrate(db);
+      await migrate(db); // a no-op on the template; the whole history on a fresh one
     } catch (err) {
       await db.close();
       throw err;
@@ -25,19 +33,12 @@ export async function createTestDb(): Promise<Db> {
     return db;
   }
   const name = `cc_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  const db = await openPostgres(u.toString(), { max: 10 });
+  const template = opts.fresh ? null : await postgresTemplate(url);
+  await adminQuery(url, `CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
+  const db = await openPostgres(dbUrl(url, name), { max: 10 });
   const close = async () => {
     await db.close();
-    const a = new pg.Client({ connectionString: url });
-    await a.connect();
-    await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await a.end();
+    await adminQuery(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   };
   try {
     await migrate(db);
@@ -46,4 +47,91 @@ export async function createTestDb(): Promise<Db> {
     throw err;
   }
   return { ...db, close };
+}
+
+/** What a template is made of: the migration files' names and bytes, and PGlite's version. */
+async function templateKey(): Promise<string> {
+  const h = createHash('sha256');
+  for (const file of await migrationFiles()) {
+    h.update(file);
+    h.update(readFileSync(join(MIGRATIONS_DIR, file)));
+  }
+  h.update(readFileSync(join(import.meta.dirname, '../../node_modules/@electric-sql/pglite/package.json')));
+  return h.digest('hex').slice(0, 16);
+}
+
+/**
+ * The migrated PGlite data directory as a tarball, made by the first test file that needs it (the
+ * runner makes it before it starts the files) and kept under the system temp folder by key: a new
+ * migration makes a new one. Written to a temporary name and renamed, so two files racing to make it
+ * both succeed and neither reads half a file.
+ */
+async function pgliteTemplate(): Promise<Blob> {
+  const dir = join(tmpdir(), 'callcap-test-templates');
+  const file = join(dir, `pglite-${await templateKey()}.tar`);
+  try {
+    return new Blob([readFileSync(file)]);
+  } catch {
+    // not made yet
+  }
+  const db = await openPglite();
+  let tar: Blob;
+  try {
+    await migrate(db);
+    tar = await db.dumpDataDir();
+  } finally {
+    await db.close();
+  }
+  mkdirSync(dir, { recursive: true });
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(tmp, Buffer.from(await tar.arrayBuffer()));
+  renameSync(tmp, file);
+  return tar;
+}
+
+/**
+ * The migrated template database on the server, made once per key under an advisory lock (built
+ * under another name and renamed when complete, so a crash mid-way leaves no half template). Older
+ * templates stay: another checkout's run may be copying one at this moment (each is a few MB).
+ */
+async function postgresTemplate(url: string): Promise<string> {
+  const name = `cc_template_${await templateKey()}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query('SELECT pg_advisory_lock(7305002)');
+    const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rowCount === 0) {
+      const building = `${name}_building`;
+      await admin.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
+      await admin.query(`CREATE DATABASE ${building}`);
+      const db = await openPostgres(dbUrl(url, building), { max: 1 });
+      try {
+        await migrate(db);
+      } finally {
+        await db.close();
+      }
+      await admin.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
+    }
+  } finally {
+    await admin.query('SELECT pg_advisory_unlock(7305002)').catch(() => {});
+    await admin.end();
+  }
+  return name;
+}
+
+async function adminQuery(url: string, sql: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
+}
+
+function dbUrl(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
 }

@@ -11,6 +11,7 @@ import {
   transcriptSchema,
 } from '../../capture/schemas.ts';
 import type { Deps } from '../../deps.ts';
+import { ANY_TENANT } from '../../domain/tenant.ts';
 import { notFound, parseInput } from '../../errors.ts';
 import { isUuid } from '../../ids.ts';
 
@@ -54,18 +55,18 @@ export function ingestionRoutes(deps: Deps, opts: { jobs: JobRunner }): FastifyP
     });
 
     app.post<IdParams>('/calls/:id/trash', async (req, reply) => {
-      await setTrashed(deps, req.params.id, true);
+      await setTrashed(deps, ANY_TENANT, req.params.id, true);
       return reply.code(204).send();
     });
 
     app.post<IdParams>('/calls/:id/restore', async (req, reply) => {
-      await setTrashed(deps, req.params.id, false);
+      await setTrashed(deps, ANY_TENANT, req.params.id, false);
       return reply.code(204).send();
     });
 
     app.post<IdParams>('/calls/:id/schedule-deletion', async (req, reply) => {
       const body = parseInput(scheduleDeletionSchema, req.body);
-      await scheduleDeletion(deps, req.params.id, {
+      await scheduleDeletion(deps, ANY_TENANT, req.params.id, {
         reason: body.reason,
         pendingDeletionAt: body.pending_deletion_at ? new Date(body.pending_deletion_at) : null,
       });
@@ -73,12 +74,12 @@ export function ingestionRoutes(deps: Deps, opts: { jobs: JobRunner }): FastifyP
     });
 
     app.post<IdParams>('/calls/:id/cancel-deletion', async (req, reply) => {
-      await cancelDeletion(deps, req.params.id);
+      await cancelDeletion(deps, ANY_TENANT, req.params.id);
       return reply.code(204).send();
     });
 
     app.post<IdParams>('/calls/:id/erase', async (req, reply) => {
-      await eraseCall(deps, req.params.id);
+      await eraseCall(deps, ANY_TENANT, req.params.id);
       return reply.code(204).send();
     });
   };

@@ -1,8 +1,13 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import {
+  type AuthenticatedKey,
+  authenticateAndCount,
+  authStatement,
+  type Piggyback,
+} from '../../../accounts/api-key-auth.ts';
 import { hashApiKey, type Scope } from '../../../accounts/api-key-format.ts';
 import type { Deps } from '../../../deps.ts';
 import { AppError } from '../../../errors.ts';
-import { type AuthenticatedKey, authenticateAndCount, authStatement, type Piggyback } from './auth-query.ts';
 import { authThrottleHeaders, decideRate } from './rate-limit.ts';
 
 /** The API key a request authenticated with (set by authenticate()). */
@@ -23,7 +28,7 @@ declare module 'fastify' {
 }
 
 export interface AuthOptions {
-  /** a read of the route's own that rides on the authentication round trip (auth-query.ts) */
+  /** a read of the route's own that rides on the authentication round trip (accounts/api-key-auth.ts) */
   piggyback?: Piggyback & { param: (req: FastifyRequest) => unknown };
 }
 
@@ -68,7 +73,7 @@ export function duplicateAuthorization(req: FastifyRequest): AppError | null {
 }
 
 /**
- * preHandler for every key-authenticated /api/v1 route, one database round trip (auth-query.ts).
+ * preHandler for every key-authenticated /api/v1 route, one database round trip (accounts/api-key-auth.ts).
  * Order of checks (docs/decisions.md): failed-authentication throttle of the client address (429)
  * → Bearer key (401) → rate-limit counting and 429 → organization entitlement (402). Sets
  * req.principal and the X-RateLimit-* headers, which therefore ride on every authenticated answer,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type ListCallsFilter, MAX_LIMIT } from '../../../domain/call-list-filter.ts';
 import {
   PHONE_FILTER_MAX_LENGTH,
   PHONE_FILTER_MIN_LENGTH,
@@ -19,7 +20,7 @@ import {
 import { type QueryParams, type QueryValues, readQuery } from './query.ts';
 
 /** Page size bounds (spec "Limits"). */
-export const MAX_LIMIT = 100;
+export { type ListCallsFilter, MAX_LIMIT };
 export const DEFAULT_LIMIT = 20;
 
 const dateSchema = z
@@ -87,19 +88,6 @@ export const listCallsParams = {
     accepts: `${PHONE_FILTER_MIN_LENGTH} to ${PHONE_FILTER_MAX_LENGTH} characters: digits, spaces, hyphens, dots, parentheses and one leading +, with at least 3 digits`,
   },
 } satisfies QueryParams;
-
-export interface ListCallsFilter {
-  page: number;
-  limit: number;
-  /** created_at >= from */
-  from: Date | null;
-  /** created_at <= to (inclusive; a date-only dateTo ends at 23:59:59.999Z of that day) */
-  to: Date | null;
-  direction: (typeof DIRECTIONS)[number] | null;
-  status: (typeof CRM_STATUSES)[number] | null;
-  /** digit strings matched as trailing digits of customer_phone_e164 (any of them) */
-  phoneDigits: string[] | null;
-}
 
 /** Reads GET /calls' query string; throws 400 BAD_REQUEST naming the parameter. */
 export function readListCallsQuery(url: string): ListCallsFilter {

@@ -1,3 +1,4 @@
+import { AUTH_FAILURES_PER_MINUTE } from '../../../accounts/api-key-auth.ts';
 import { hourWindow, minuteWindow } from '../../../accounts/rate-limit-windows.ts';
 import { HOUR, MINUTE } from '../../../clock.ts';
 
@@ -11,13 +12,7 @@ import { HOUR, MINUTE } from '../../../clock.ts';
  * migration 0001).
  */
 
-/**
- * Failed authentications allowed per client address per UTC minute before every request from that
- * address answers 429 for the rest of the minute. Generous on purpose: an office behind one NAT
- * with a misconfigured integration never reaches it honestly, while guessing a 256-bit key at
- * 300 tries a minute is hopeless anyway; the throttle only stops floods of guesses.
- */
-export const AUTH_FAILURES_PER_MINUTE = 300;
+export { AUTH_FAILURES_PER_MINUTE };
 
 /** Whole seconds until `reset`, at least 1 (Retry-After). */
 export const secondsUntil = (now: Date, reset: Date): number =>

@@ -18,7 +18,7 @@ import {
   recordingFactsOf,
 } from './call-query.ts';
 import { field, formOf } from './form.ts';
-import { type PageUser, requireOwner, requireUser, seeOther } from './guard.ts';
+import { type PageUser, requireOwner, requireUser, scopeOf, seeOther } from './guard.ts';
 import { html, type VNode } from './html.ts';
 import { type Notice, renderPage } from './layout.ts';
 import { CallForm, loadCallSetup } from './outbound.ts';
@@ -444,7 +444,6 @@ export function callPage(deps: Deps): FastifyPluginAsync {
 
     app.post<{ Params: { id: string } }>('/calls/:id/status', async (req, reply) => {
       const user = requireUser(req);
-      const c = await findCallForPage(deps.db, user.session.organizationId, req.params.id);
       const form = formOf(req.body);
       const crm = field(form, 'crm_status');
       const review = field(form, 'review_status') ?? '';
@@ -457,11 +456,11 @@ export function callPage(deps: Deps): FastifyPluginAsync {
           'review_status',
         );
       }
-      const { changed } = await setCallStatuses(deps, c.id, {
+      const { changed } = await setCallStatuses(deps, scopeOf(user), req.params.id, {
         crmStatus: crm as CrmStatus,
         reviewStatus: review === '' ? null : (review as ReviewStatus),
       });
-      return seeOther(reply, `${callPath(c.id)}?done=${changed ? 'statuses' : 'unchanged'}`);
+      return seeOther(reply, `${callPath(req.params.id)}?done=${changed ? 'statuses' : 'unchanged'}`);
     });
 
     for (const [action, trashed] of [
@@ -470,30 +469,30 @@ export function callPage(deps: Deps): FastifyPluginAsync {
     ] as const) {
       app.post<{ Params: { id: string } }>(`/calls/:id/${action}`, async (req, reply) => {
         const user = requireUser(req);
-        const c = await findCallForPage(deps.db, user.session.organizationId, req.params.id);
-        await setTrashed(deps, c.id, trashed);
-        return seeOther(reply, `${callPath(c.id)}?done=${trashed ? 'trashed' : 'restored'}`);
+        await setTrashed(deps, scopeOf(user), req.params.id, trashed);
+        return seeOther(reply, `${callPath(req.params.id)}?done=${trashed ? 'trashed' : 'restored'}`);
       });
     }
 
     app.post<{ Params: { id: string } }>('/calls/:id/schedule-deletion', async (req, reply) => {
       const user = requireUser(req);
-      const c = await findCallForPage(deps.db, user.session.organizationId, req.params.id);
       const form = formOf(req.body);
       const reason = field(form, 'reason');
       if (!reason || !(DELETION_REASONS as readonly string[]).includes(reason)) {
         throw badRequest('Choose the reason for the deletion.', 'reason');
       }
       const at = deletionDate(field(form, 'delete_on')?.trim() || undefined, deps.clock.now());
-      await scheduleDeletion(deps, c.id, { reason: reason as DeletionReason, pendingDeletionAt: at });
-      return seeOther(reply, `${callPath(c.id)}?done=scheduled`);
+      await scheduleDeletion(deps, scopeOf(user), req.params.id, {
+        reason: reason as DeletionReason,
+        pendingDeletionAt: at,
+      });
+      return seeOther(reply, `${callPath(req.params.id)}?done=scheduled`);
     });
 
     app.post<{ Params: { id: string } }>('/calls/:id/cancel-deletion', async (req, reply) => {
       const user = requireUser(req);
-      const c = await findCallForPage(deps.db, user.session.organizationId, req.params.id);
-      await cancelDeletion(deps, c.id);
-      return seeOther(reply, `${callPath(c.id)}?done=cancelled`);
+      await cancelDeletion(deps, scopeOf(user), req.params.id);
+      return seeOther(reply, `${callPath(req.params.id)}?done=cancelled`);
     });
 
     app.get<{ Params: { id: string } }>('/calls/:id/erase', async (req, reply) => {
@@ -535,11 +534,10 @@ export function callPage(deps: Deps): FastifyPluginAsync {
 
     app.post<{ Params: { id: string } }>('/calls/:id/erase', async (req, reply) => {
       const user = requireOwner(req, 'erase a call');
-      const c = await findCallForPage(deps.db, user.session.organizationId, req.params.id);
       if (field(formOf(req.body), 'confirm') !== 'yes') {
         throw badRequest('Tick the box to confirm that the call is erased for good.', 'confirm');
       }
-      await eraseCall(deps, c.id);
+      await eraseCall(deps, scopeOf(user), req.params.id);
       return seeOther(reply, '/app/calls?done=erased');
     });
   };

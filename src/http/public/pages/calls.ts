@@ -1,9 +1,10 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { listCalls, listCallsStatement, pageOf } from '../../../capture/call-list.ts';
 import type { Deps } from '../../../deps.ts';
 import type { CallViewRow } from '../../../domain/call-view.ts';
+import { tenantScope } from '../../../domain/tenant.ts';
 import { CRM_STATUSES, DIRECTIONS } from '../../../domain/values.ts';
 import { AppError } from '../../../errors.ts';
-import { listCalls, listCallsStatement, pageOf } from '../api-v1/call-queries.ts';
 import { type ListCallsFilter, readListCallsQuery } from '../api-v1/calls-params.ts';
 import { callPage } from './call-page.ts';
 import { PAGE_READ, type PageRead, requireUser } from './guard.ts';
@@ -171,7 +172,7 @@ export function callPages(deps: Deps): FastifyPluginAsync {
         ? { rows: [], hasMore: false }
         : req.pageRead !== undefined
           ? pageOf((req.pageRead ?? []) as CallViewRow[], filter)
-          : await listCalls(deps.db, user.session.organizationId, filter);
+          : await listCalls(deps.db, tenantScope(user.session.organizationId), filter);
       const pager = html`<nav class="pager" aria-label="Pages">
         <span>${page > 1 ? html`<a href=${listHref(filters, page - 1)} rel="prev">Newer calls</a>` : null}</span>
         <span>Page ${page}</span>

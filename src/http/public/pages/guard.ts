@@ -13,6 +13,7 @@ import {
 } from '../../../accounts/sessions.ts';
 import type { UserRole } from '../../../accounts/users.ts';
 import type { Deps } from '../../../deps.ts';
+import { type TenantScope, tenantScope } from '../../../domain/tenant.ts';
 import { forbidden } from '../../../errors.ts';
 import { sha256Hex } from '../../../keys.ts';
 import { field, formOf } from './form.ts';
@@ -154,3 +155,6 @@ export function requireOwner(req: FastifyRequest, what: string): PageUser {
 /** After a successful form post: 303 See Other to the page that shows the result (post/redirect/get). */
 export const seeOther = (reply: FastifyReply, location: string) =>
   reply.code(303).header('location', location).send();
+
+/** The tenant scope every area function is called with on a page: the signed-in user's organization. */
+export const scopeOf = (user: PageUser): TenantScope => tenantScope(user.session.organizationId);

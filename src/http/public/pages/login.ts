@@ -1,10 +1,11 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { clearedSessionCookie, endSession, sessionCookie } from '../../../accounts/sessions.ts';
+import { signIn } from '../../../accounts/sign-in.ts';
 import type { Deps } from '../../../deps.ts';
 import { AppError } from '../../../errors.ts';
 import { sha256Hex } from '../../../keys.ts';
-import { isSecureOrigin, signIn } from '../console/session.ts';
+import { isSecureOrigin } from '../console/session.ts';
 import { field, formOf } from './form.ts';
 import { CSRF_FIELD, loadPageUser, requireUser, seeOther } from './guard.ts';
 import { html } from './html.ts';

@@ -1,7 +1,8 @@
-import type { Queryable } from '../../../db/types.ts';
-import type { CallViewRow } from '../../../domain/call-view.ts';
-import type { Piggyback } from './auth-query.ts';
-import { type ListCallsFilter, MAX_LIMIT } from './calls-params.ts';
+import type { Piggyback } from '../db/piggyback.ts';
+import type { Queryable } from '../db/types.ts';
+import { type ListCallsFilter, MAX_LIMIT } from '../domain/call-list-filter.ts';
+import type { CallViewRow } from '../domain/call-view.ts';
+import type { TenantScope } from '../domain/tenant.ts';
 
 /**
  * The read queries of the REST API. One statement each: calls LEFT JOIN call_analyses (no query per
@@ -140,14 +141,14 @@ export const pageOf = <R>(rows: R[], f: ListCallsFilter): { rows: R[]; hasMore: 
   return { rows: hasMore ? rows.slice(0, f.limit) : rows, hasMore };
 };
 
-/** One page of the organization's calls (see listCallsStatement), in its own round trip. */
+/** One page of the scope's calls (see listCallsStatement), in its own round trip. */
 export async function listCalls(
   db: Queryable,
-  organizationId: string,
+  scope: TenantScope,
   f: ListCallsFilter,
 ): Promise<{ rows: CallViewRow[]; hasMore: boolean }> {
   const { shape, sql, params } = listCallsStatement(f, '$1', 2);
-  const { rows } = await db.query<CallViewRow>(sql, [organizationId, ...params], {
+  const { rows } = await db.query<CallViewRow>(sql, [scope.organizationId, ...params], {
     name: `api_list_calls_v4_${shape}`,
   });
   return pageOf(rows, f);

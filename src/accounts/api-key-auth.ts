@@ -1,6 +1,14 @@
-import { hourWindow, minuteWindow } from '../../../accounts/rate-limit-windows.ts';
-import type { Queryable } from '../../../db/types.ts';
-import { AUTH_FAILURES_PER_MINUTE } from './rate-limit.ts';
+import type { Piggyback } from '../db/piggyback.ts';
+import type { Queryable } from '../db/types.ts';
+import { hourWindow, minuteWindow } from './rate-limit-windows.ts';
+
+/**
+ * Failed authentications allowed per client address per UTC minute before every request from that
+ * address answers 429 for the rest of the minute. Generous on purpose: an office behind one NAT
+ * with a misconfigured integration never reaches it honestly, while guessing a 256-bit key at
+ * 300 tries a minute is hopeless anyway; the throttle only stops floods of guesses.
+ */
+export const AUTH_FAILURES_PER_MINUTE = 300;
 
 /**
  * Authentication, rate counting and the failed-authentication throttle in ONE round trip.
@@ -63,13 +71,7 @@ const COLUMNS = `a.id, a.user_id, a.organization_id, a.scopes, a.rate_limit_per_
 const FROM = `
   FROM (VALUES (1)) AS one LEFT JOIN api_key a ON true`;
 
-/** A read that rides on the authentication round trip (see above). */
-export interface Piggyback {
-  /** prepared-statement name of the combined statement */
-  name: string;
-  /** SELECT …, may reference a.organization_id and $7 */
-  sql: string;
-}
+export type { Piggyback };
 
 export interface AuthStatement {
   name: string;

@@ -1,0 +1,33 @@
+/**
+ * Whose data a read or write of tenant data may touch. Every area function over tenant data
+ * (`capture/`, `contacts/`, `accounts/`, `webhooks/subscriptions/`, …) takes one, required, and its
+ * SQL filters on it: that is the one door to tenant data (DESIGN.md), so a route or page that
+ * passes the signed-in user's scope cannot reach another organization's rows, whatever id it was
+ * given — the area answers 404 as for a row that does not exist.
+ *
+ * Test mode (spec/api-v1-additions.md) adds the data environment (live | test) to this value, in
+ * this one place.
+ */
+export interface TenantScope {
+  readonly organizationId: string;
+}
+
+/** The scope of one organization (a signed-in user's, an API key's). */
+export function tenantScope(organizationId: string): TenantScope {
+  return { organizationId };
+}
+
+/**
+ * Every organization's rows: the operator API (`/admin/v1`, the service's operator) and the
+ * service's own jobs (retention, the capture pipeline), which act on a row by its id whatever
+ * organization owns it. Passing it is an explicit, greppable claim of that power.
+ */
+export const ANY_TENANT = Object.freeze({ anyTenant: true as const });
+
+/** What an area command over tenant data takes: one tenant's scope, or the operator's ANY_TENANT. */
+export type Scope = TenantScope | typeof ANY_TENANT;
+
+/** The organization a scope is limited to, or null for ANY_TENANT (the SQL: `$n::uuid IS NULL OR …`). */
+export function scopedOrganization(scope: Scope): string | null {
+  return 'organizationId' in scope ? scope.organizationId : null;
+}
