@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import { normalizePhone } from '../domain/phone.ts';
+import { type Scope, scopedOrganization, type TenantScope } from '../domain/tenant.ts';
 import { badRequest, notFound, validationError } from '../errors.ts';
 import { isUuid, newId } from '../ids.ts';
 import {
@@ -66,7 +67,7 @@ async function phoneE164(q: Queryable, organizationId: string, phone: string): P
 
 export async function createContact(
   deps: Deps,
-  organizationId: string,
+  scope: TenantScope,
   input: {
     phone: string;
     first_name?: string | null;
@@ -75,6 +76,7 @@ export async function createContact(
     company?: string | null;
   },
 ): Promise<{ contact_id: string }> {
+  const { organizationId } = scope;
   return deps.db.transaction(async (tx) => {
     const e164 = await phoneE164(tx, organizationId, input.phone);
     const id = newId();
@@ -112,11 +114,11 @@ export async function createContact(
  */
 export async function updateContact(
   deps: Deps,
+  scope: Scope,
   contactId: string,
   patch: ContactPatch,
-  /** the console passes the session's organization: a contact of another one is 404 */
-  organizationId?: string,
 ): Promise<ContactView> {
+  const organizationId = scopedOrganization(scope);
   if (!EDITABLE_CONTACT_FIELDS.some((f) => patch[f] !== undefined)) {
     throw badRequest(`Send at least one of the fields ${EDITABLE_CONTACT_FIELDS.join(', ')}.`);
   }
@@ -126,7 +128,7 @@ export async function updateContact(
       contactId,
     ]);
     const before = rows[0];
-    if (!before || (organizationId !== undefined && before.organization_id !== organizationId)) {
+    if (!before || (organizationId !== null && before.organization_id !== organizationId)) {
       throw notFound(`No contact ${contactId}.`);
     }
     const wanted = patch.tags ? { ...patch, tags: normalizeTags(patch.tags) } : patch;
@@ -176,7 +178,7 @@ export const CONTACT_LIST_MAX_LIMIT = 100;
  */
 export async function listContacts(
   q: Queryable,
-  organizationId: string,
+  scope: TenantScope,
   f: { search?: string; limit: number; offset: number },
 ): Promise<{ items: ContactView[]; has_more: boolean }> {
   const search = f.search?.trim() ? `%${f.search.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
@@ -186,21 +188,17 @@ export async function listContacts(
         AND ($2::text IS NULL OR concat_ws(' ', first_name, last_name, company, email, phone, phone_e164) ILIKE $2)
       ORDER BY created_at DESC, id DESC
       LIMIT $3 OFFSET $4`,
-    [organizationId, search, f.limit + 1, f.offset],
+    [scope.organizationId, search, f.limit + 1, f.offset],
   );
   return { items: rows.slice(0, f.limit).map(view), has_more: rows.length > f.limit };
 }
 
 /** One contact of the organization, or null (unknown id, another organization's, not a UUID). */
-export async function getContact(
-  q: Queryable,
-  organizationId: string,
-  id: string,
-): Promise<ContactView | null> {
+export async function getContact(q: Queryable, scope: TenantScope, id: string): Promise<ContactView | null> {
   if (!isUuid(id)) return null;
   const { rows } = await q.query<ContactRow>(
     'SELECT * FROM contacts WHERE id = $1 AND organization_id = $2',
-    [id, organizationId],
+    [id, scope.organizationId],
   );
   return rows[0] ? view(rows[0]) : null;
 }

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { getOrganization, updateOrganization } from '../../src/accounts/organizations.ts';
 import { createTracker, deleteTracker, listTrackers, updateTracker } from '../../src/accounts/trackers.ts';
 import { createContact, getContact, listContacts, updateContact } from '../../src/contacts/contacts.ts';
+import { tenantScope } from '../../src/domain/tenant.ts';
 import { insertOrg, MISSING } from '../helpers/fixtures.ts';
 import { createEnv, type Env } from '../helpers/webhooks.ts';
 
@@ -64,30 +65,35 @@ test('organization language: one of the analyzer languages, stored lower-case', 
 });
 
 test('contacts: listed and read per organization, searched, edited only within it', async () => {
-  const { contact_id: id } = await createContact(env.deps, org, {
+  const { contact_id: id } = await createContact(env.deps, tenantScope(org), {
     phone: '+14155550123',
     first_name: 'Ana',
     company: '50%_Off',
   });
-  await createContact(env.deps, org, { phone: '+14155550124', first_name: 'Ben' });
-  assert.equal((await listContacts(env.db, org, { limit: 10, offset: 0 })).items.length, 2);
-  const one = await listContacts(env.db, org, { limit: 1, offset: 0 });
+  await createContact(env.deps, tenantScope(org), { phone: '+14155550124', first_name: 'Ben' });
+  assert.equal((await listContacts(env.db, tenantScope(org), { limit: 10, offset: 0 })).items.length, 2);
+  const one = await listContacts(env.db, tenantScope(org), { limit: 1, offset: 0 });
   assert.equal(one.has_more, true);
   assert.deepEqual(
-    (await listContacts(env.db, org, { search: '50%_', limit: 10, offset: 0 })).items.map(
+    (await listContacts(env.db, tenantScope(org), { search: '50%_', limit: 10, offset: 0 })).items.map(
       (c) => c.contact_id,
     ),
     [id],
   );
   assert.equal(
-    (await listContacts(env.db, org, { search: '%', limit: 10, offset: 0 })).items.length,
+    (await listContacts(env.db, tenantScope(org), { search: '%', limit: 10, offset: 0 })).items.length,
     1,
     '% is literal',
   );
-  assert.equal((await listContacts(env.db, other, { limit: 10, offset: 0 })).items.length, 0);
-  assert.equal(await getContact(env.db, other, id), null);
-  assert.equal(await getContact(env.db, org, MISSING), null);
-  assert.equal((await getContact(env.db, org, id))?.first_name, 'Ana');
-  await assert.rejects(updateContact(env.deps, id, { first_name: 'Eve' }, other), { code: 'NOT_FOUND' });
-  assert.equal((await updateContact(env.deps, id, { first_name: 'Anna' }, org)).first_name, 'Anna');
+  assert.equal((await listContacts(env.db, tenantScope(other), { limit: 10, offset: 0 })).items.length, 0);
+  assert.equal(await getContact(env.db, tenantScope(other), id), null);
+  assert.equal(await getContact(env.db, tenantScope(org), MISSING), null);
+  assert.equal((await getContact(env.db, tenantScope(org), id))?.first_name, 'Ana');
+  await assert.rejects(updateContact(env.deps, tenantScope(other), id, { first_name: 'Eve' }), {
+    code: 'NOT_FOUND',
+  });
+  assert.equal(
+    (await updateContact(env.deps, tenantScope(org), id, { first_name: 'Anna' })).first_name,
+    'Anna',
+  );
 });

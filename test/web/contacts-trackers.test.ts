@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { createContact } from '../../src/contacts/contacts.ts';
+import { tenantScope } from '../../src/domain/tenant.ts';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/security.ts';
 import {
   checkA11y,
@@ -55,13 +56,17 @@ async function open(page: Page, path: string): Promise<void> {
 }
 
 test('contacts: search the list, edit one, and contact.updated carries exactly the changed fields', async () => {
-  const { contact_id: id } = await createContact(h.deps, orgId, {
+  const { contact_id: id } = await createContact(h.deps, tenantScope(orgId), {
     phone: '+14155550123',
     first_name: 'Ana',
     last_name: 'Lima',
     company: 'Lima Plumbing',
   });
-  await createContact(h.deps, orgId, { phone: '+14155550199', first_name: 'Ben', email: 'ben@example.test' });
+  await createContact(h.deps, tenantScope(orgId), {
+    phone: '+14155550199',
+    first_name: 'Ben',
+    email: 'ben@example.test',
+  });
   const page = await newPage(browser);
   const csp = watchCsp(page);
   await signIn(page, origin, email);

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createContact } from '../../src/contacts/contacts.ts';
+import { tenantScope } from '../../src/domain/tenant.ts';
 import { newId } from '../../src/ids.ts';
 import { cheapPasswordHash, PASSWORD } from '../helpers/console.ts';
 import { insertCall, insertOrg } from '../helpers/fixtures.ts';
@@ -271,7 +272,7 @@ test('a member places calls too, as themselves; a contact link fills in the numb
     [memberId, org.orgId, `member-${memberId}@example.test`],
   );
   const member = await loginAs(memberId);
-  const { contact_id } = await createContact(t.h.deps, org.orgId, {
+  const { contact_id } = await createContact(t.h.deps, tenantScope(org.orgId), {
     phone: '+14155550177',
     first_name: 'Ana',
   });

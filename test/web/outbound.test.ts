@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { createContact } from '../../src/contacts/contacts.ts';
+import { tenantScope } from '../../src/domain/tenant.ts';
 import {
   BROWSER_ENV,
   checkA11y,
@@ -187,7 +188,7 @@ test('a number that cannot be dialled is refused on the page (400) and nothing r
 });
 
 test("a contact's Call link and the contact page's Call form", async () => {
-  const { contact_id: id } = await createContact(h.deps, orgId, {
+  const { contact_id: id } = await createContact(h.deps, tenantScope(orgId), {
     phone: '+14155550177',
     first_name: 'Ana',
     last_name: 'Lima',

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createTracker } from '../../src/accounts/trackers.ts';
 import { createContact } from '../../src/contacts/contacts.ts';
+import { tenantScope } from '../../src/domain/tenant.ts';
 import { SECURITY_HEADERS } from '../../src/http/public/pages/security.ts';
 import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/console.ts';
 import { MISSING } from '../helpers/fixtures.ts';
@@ -34,7 +35,9 @@ before(async () => {
     createdAt: h.clock.now(),
     status: 'dead_lettered',
   });
-  ({ contact_id: otherContact } = await createContact(h.deps, other.orgId, { phone: '+14155550100' }));
+  ({ contact_id: otherContact } = await createContact(h.deps, tenantScope(other.orgId), {
+    phone: '+14155550100',
+  }));
   const now = h.clock.now();
   ({ tracker_id: otherTracker } = await createTracker(h.db, {
     organizationId: other.orgId,

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { verifyWebhook } from '../../sdk/src/webhooks/verify.ts';
 import { createContact } from '../../src/contacts/contacts.ts';
+import { tenantScope } from '../../src/domain/tenant.ts';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/security.ts';
 import {
   checkA11y,
@@ -205,7 +206,7 @@ test('a subscription from creation to re-verification: handshake, test, rotation
 
   // Emergency rotation: paused at once, the queued delivery skipped.
   h.clock.advance(1000);
-  await createContact(h.deps, orgId, { phone: '+14155550123', first_name: 'Ana' });
+  await createContact(h.deps, tenantScope(orgId), { phone: '+14155550123', first_name: 'Ana' });
   await page.getByRole('checkbox', { name: /I understand that sending pauses/ }).check();
   assert.equal(await post(page, 'Rotate now (emergency)'), 201);
   const secret3 = (await page.locator('#signing-secret').textContent())?.trim() ?? '';

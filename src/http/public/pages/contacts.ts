@@ -5,7 +5,7 @@ import { updateContactSchema } from '../../../contacts/schemas.ts';
 import type { Deps } from '../../../deps.ts';
 import { notFound, parseInput } from '../../../errors.ts';
 import { formOf } from './form.ts';
-import { type PageUser, requireUser, seeOther } from './guard.ts';
+import { type PageUser, requireUser, scopeOf, seeOther } from './guard.ts';
 import { html, type VNode } from './html.ts';
 import { type Notice, renderPage } from './layout.ts';
 import { CallForm, type CallSetup, loadCallSetup, setupReady } from './outbound.ts';
@@ -143,7 +143,7 @@ export function contactPages(deps: Deps): FastifyPluginAsync {
       const q = typeof query.q === 'string' ? query.q.replaceAll('\u0000', '').slice(0, 100) : '';
       const page =
         typeof query.page === 'string' && /^[1-9]\d{0,5}$/.test(query.page) ? Number(query.page) : 1;
-      const r = await listContacts(deps.db, user.session.organizationId, {
+      const r = await listContacts(deps.db, scopeOf(user), {
         search: q,
         limit: PAGE_SIZE,
         offset: (page - 1) * PAGE_SIZE,
@@ -159,7 +159,7 @@ export function contactPages(deps: Deps): FastifyPluginAsync {
 
     app.get<IdParams>('/contacts/:id', async (req, reply) => {
       const user = requireUser(req);
-      const c = await getContact(deps.db, user.session.organizationId, req.params.id);
+      const c = await getContact(deps.db, scopeOf(user), req.params.id);
       if (!c) throw notFound(`No contact ${req.params.id} in your organization.`);
       return renderEdit(reply, user, c, await loadCallSetup(deps.db, user), {
         notice: doneNotice(req, DONE),
@@ -168,8 +168,7 @@ export function contactPages(deps: Deps): FastifyPluginAsync {
 
     app.post<IdParams>('/contacts/:id', async (req, reply) => {
       const user = requireUser(req);
-      const orgId = user.session.organizationId;
-      const before = await getContact(deps.db, orgId, req.params.id);
+      const before = await getContact(deps.db, scopeOf(user), req.params.id);
       if (!before) throw notFound(`No contact ${req.params.id} in your organization.`);
       const form = formOf(req.body);
       const v: ContactForm = {
@@ -189,7 +188,7 @@ export function contactPages(deps: Deps): FastifyPluginAsync {
             .map((t) => t.trim())
             .filter(Boolean),
         });
-        const after = await updateContact(deps, before.contact_id, patch, orgId);
+        const after = await updateContact(deps, scopeOf(user), before.contact_id, patch);
         const changed = EDITABLE_CONTACT_FIELDS.some(
           (f) => JSON.stringify(after[f]) !== JSON.stringify(before[f]),
         );

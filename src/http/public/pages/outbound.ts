@@ -8,7 +8,7 @@ import { normalizePhone } from '../../../domain/phone.ts';
 import { AppError } from '../../../errors.ts';
 import { isUuid } from '../../../ids.ts';
 import { formOf } from './form.ts';
-import { type PageUser, requireUser, seeOther } from './guard.ts';
+import { type PageUser, requireUser, scopeOf, seeOther } from './guard.ts';
 import { html, type VNode } from './html.ts';
 import { type Notice, renderPage } from './layout.ts';
 import { textField } from './settings/shared.ts';
@@ -238,7 +238,7 @@ export function outboundCallPages(deps: Deps): FastifyPluginAsync {
       const contactId = (req.query as Record<string, unknown>).contact;
       let customer = '';
       if (typeof contactId === 'string' && isUuid(contactId)) {
-        const c = await getContact(deps.db, user.session.organizationId, contactId);
+        const c = await getContact(deps.db, scopeOf(user), contactId);
         customer = c ? (c.phone_e164 ?? c.phone) : '';
       }
       return renderNewCall(reply, user, setup, { values: { customer_phone: customer } });
