@@ -2,7 +2,6 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { captureProvidersFromConfig } from './capture/jobs/providers.ts';
-import { settleRecordingDownloads } from './capture/telephony/twilio/download.ts';
 import { systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { openDatabase } from './db/index.ts';
@@ -93,11 +92,8 @@ export async function startRoles(config: Config, roles: Role[]): Promise<Running
     // one-time demo credentials, which are printed only by the start that creates them.
     if (roles.includes('api')) {
       const app = await buildPublicApp(deps);
-      stops.push(async () => {
-        await app.close();
-        // Recording downloads started by Twilio's callbacks finish before the database closes.
-        await settleRecordingDownloads(deps, SHUTDOWN_DOWNLOAD_WAIT_MS);
-      });
+      // Closing it stops the recording downloads in progress (their jobs go back to the queue).
+      stops.push(() => app.close());
       await listenOrExplain(app, 'PORT', 'HOST', config.PORT, config.HOST);
       publicApp = app;
       out.push(`Public API    ${config.publicBaseUrl}/api/v1  (listening on ${config.HOST}:${portOf(app)})`);
@@ -155,9 +151,6 @@ export class StartupError extends Error {
 
 /** sysexits' EX_CONFIG: the start failed on a setting (a busy port, say), not on a bug. */
 export const EXIT_CONFIG = 78;
-
-/** How long a shutdown waits for recording downloads in progress (docs/capture.md). */
-const SHUTDOWN_DOWNLOAD_WAIT_MS = 10_000;
 
 const LISTEN_PROBLEMS: Record<string, (portVar: string, hostVar: string) => string> = {
   EADDRINUSE: (portVar) => `is already in use: stop what listens there, or set ${portVar} to a free port`,

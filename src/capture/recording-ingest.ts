@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import { MESSAGES, recordingAvailability } from '../domain/recording-availability.ts';
+import { consentAllowsRecording } from '../domain/recording-consent.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { factsOf, findRecordingCall, type RecordingCall } from '../recordings/call-recording.ts';
@@ -15,12 +16,21 @@ import { enqueueStage } from './jobs/enqueue.ts';
 /**
  * Audio may be stored for a call unless that would contradict an answer the service already gave:
  * an erased call is gone (404); a call whose recording-url answers 410 (deleted, never captured)
- * must keep answering 410, and a call in no_recording mode must not hold audio (409 CONFLICT).
+ * must keep answering 410, and a call in no_recording mode, or whose caller refused the recording
+ * at the consent announcement, must not hold audio (409 CONFLICT). Checked again under the call's
+ * lock in the transaction that stores the audio: no path (the Twilio download, an operator upload)
+ * stores audio the caller refused.
  */
 function assertAcceptsAudio(call: RecordingCall | null): asserts call is RecordingCall {
   if (!call || call.erased_at) throw new AppError('NOT_FOUND', MESSAGES.NOT_FOUND);
   if (call.recording_mode === 'no_recording') {
     throw new AppError('CONFLICT', 'The call runs in no_recording mode; its audio must not be stored.');
+  }
+  if (!consentAllowsRecording(call.recording_consent)) {
+    throw new AppError(
+      'CONFLICT',
+      'The caller refused the recording at the consent announcement; its audio must not be stored.',
+    );
   }
   const a = recordingAvailability(factsOf(call));
   if (!a.available && a.status === 410) {

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/types.ts';
 import type { RecordingFacts } from '../domain/recording-availability.ts';
+import type { RecordingConsent } from '../domain/recording-consent.ts';
 import { isUuid } from '../ids.ts';
 
 /** The columns of a call that recording reads and writes need, with its organization's entitlement. */
@@ -9,6 +10,8 @@ export interface RecordingCall {
   direction: RecordingFacts['direction'];
   recording_state: RecordingFacts['recordingState'];
   recording_mode: RecordingFacts['recordingMode'];
+  /** the caller's answer to the consent announcement (domain/recording-consent.ts) */
+  recording_consent: RecordingConsent;
   outbound_lifecycle: string | null;
   recording_key: string | null;
   recording_bytes: number | null;
@@ -34,8 +37,8 @@ export async function findRecordingCall(
 ): Promise<RecordingCall | null> {
   if (!isUuid(callId)) return null;
   const { rows } = await q.query<RecordingCall>(
-    `SELECT c.id, c.organization_id, c.direction, c.recording_state, c.recording_mode, c.outbound_lifecycle,
-            c.recording_key, c.recording_bytes, c.recording_sid, c.duration, c.recording_deleted_at,
+    `SELECT c.id, c.organization_id, c.direction, c.recording_state, c.recording_mode, c.recording_consent,
+            c.outbound_lifecycle, c.recording_key, c.recording_bytes, c.recording_sid, c.duration, c.recording_deleted_at,
             c.trashed_at, c.deletion_scheduled_at, c.pending_deletion_at, c.erased_at, o.entitlement
        FROM calls c JOIN organizations o ON o.id = c.organization_id
       WHERE c.id = $1 AND ($2::uuid IS NULL OR c.organization_id = $2::uuid)

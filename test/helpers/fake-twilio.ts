@@ -9,7 +9,9 @@
  *          every request is kept in `createdCalls` (its form parameters); `failNextCreateCall()`
  *          makes the next one answer an error
  *   GET    /2010-04-01/Accounts/{AC}/Recordings/{RE}.mp3   the recording's bytes (streamed), 404 when
- *          deleted or unknown
+ *          deleted or unknown; served as `contentType` (audio/mpeg by default) with a Content-Length
+ *          when the recording declares one (`contentLength`); `failRecordingDownloads = 500` makes
+ *          it answer that status until set back to null
  *   DELETE /2010-04-01/Accounts/{AC}/Recordings/{RE}.json  204, or 404 {code: 20404} when already gone;
  *          `failRecordingDeletes = 500` makes it fail until set back to null
  *   Every REST request is logged in `restRequests` ({method, path, authorized}).
@@ -74,6 +76,10 @@ export interface StoredRecording {
   callSid: string;
   /** bytes, or a factory of a fresh stream per download (large recordings) */
   audio: Buffer | (() => Readable);
+  /** the Content-Type served (default audio/mpeg) */
+  contentType?: string;
+  /** a Content-Length header to send with a streamed recording (Twilio declares its files' size) */
+  contentLength?: number;
   deleted: boolean;
   downloads: number;
 }
@@ -106,8 +112,17 @@ export interface FakeTwilio {
   recordings: Map<string, StoredRecording>;
   /** while set, DELETE …/Recordings/{RE}.json answers this status (Twilio unavailable) */
   failRecordingDeletes: number | null;
+  /** while set, GET …/Recordings/{RE}.mp3 answers this status (Twilio unavailable) */
+  failRecordingDownloads: number | null;
   /** a recording on this fake; answers its sid and RecordingUrl (no extension) */
-  addRecording(r: { accountSid?: string; callSid: string; audio: StoredRecording['audio']; sid?: string }): {
+  addRecording(r: {
+    accountSid?: string;
+    callSid: string;
+    audio: StoredRecording['audio'];
+    sid?: string;
+    contentType?: string;
+    contentLength?: number;
+  }): {
     sid: string;
     url: string;
   };
@@ -206,8 +221,14 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
       const live = rec && rec.accountSid === accountSid && !rec.deleted ? rec : undefined;
       if (m[4] === 'mp3' && req.method === 'GET') {
         if (!live) return twilioError(res, 404, 20404, 'The requested resource was not found');
+        if (fake.failRecordingDownloads !== null) {
+          return twilioError(res, fake.failRecordingDownloads, 20500, 'Internal Server Error');
+        }
         live.downloads++;
-        res.writeHead(200, { 'content-type': 'audio/mpeg' });
+        res.writeHead(200, {
+          'content-type': live.contentType ?? 'audio/mpeg',
+          ...(live.contentLength === undefined ? {} : { 'content-length': String(live.contentLength) }),
+        });
         if (Buffer.isBuffer(live.audio)) return res.end(live.audio);
         live.audio().pipe(res);
         return;
@@ -249,6 +270,7 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
     },
     recordings,
     failRecordingDeletes: null,
+    failRecordingDownloads: null,
     addRecording(r) {
       const recordingSid = r.sid ?? sid('RE');
       const accountSid = r.accountSid ?? account.accountSid;
@@ -257,6 +279,8 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
         accountSid,
         callSid: r.callSid,
         audio: r.audio,
+        contentType: r.contentType,
+        contentLength: r.contentLength,
         deleted: false,
         downloads: 0,
       });

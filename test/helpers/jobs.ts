@@ -1,6 +1,7 @@
 import { createJobRunner, type JobRunner } from '../../src/capture/jobs/runner.ts';
 import { captureStageHandlers } from '../../src/capture/jobs/stages/index.ts';
 import type { StageHandlers } from '../../src/capture/jobs/types.ts';
+import { downloadStage } from '../../src/capture/telephony/twilio/download.ts';
 import type { Deps } from '../../src/deps.ts';
 
 /** A runner with capture's stages (plus `handlers`), not started: tests call drain() / runOnce(). */
@@ -32,6 +33,28 @@ export async function settleJobs(deps: Deps, opts: { handlers?: StageHandlers } 
     );
     if (Number(rows[0].n) === 0) return;
     if (Date.now() > end) throw new Error('processing jobs did not settle within 10 s');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/**
+ * Runs the Twilio recording downloads due at the fake clock's now — the download jobs the public
+ * listener started right after a recording callback are waited for, not run twice — and returns
+ * once no download job is due or running. Only the download stage: what a stored recording queues
+ * next (transcribe) is left to the test, as a worker would pick it up.
+ */
+export async function settleDownloads(deps: Deps): Promise<void> {
+  const runner = createJobRunner(deps, { handlers: { download: downloadStage }, random: () => 0.5 });
+  const end = Date.now() + 10_000;
+  for (;;) {
+    await runner.drain();
+    const { rows } = await deps.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM processing_jobs
+        WHERE stage = 'download' AND state = 'pending' AND (next_attempt_at <= $1 OR lease_expires_at > $1)`,
+      [deps.clock.now()],
+    );
+    if (Number(rows[0].n) === 0) return;
+    if (Date.now() > end) throw new Error('recording downloads did not settle within 10 s');
     await new Promise((r) => setTimeout(r, 5));
   }
 }

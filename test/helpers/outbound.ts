@@ -6,10 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { verifyWebhook } from '../../sdk/src/webhooks/verify.ts';
-import { settleRecordingDownloads } from '../../src/capture/telephony/twilio/download.ts';
 import { type FakeOutboundCall, outboundCallOf, type TwilioAccount } from './fake-twilio.ts';
 import { insertApiKey, insertOrg } from './fixtures.ts';
 import { admin } from './http.ts';
+import { settleDownloads } from './jobs.ts';
 import { call, type Res } from './rest.ts';
 import { startTelephony, type TelephonyEnv } from './telephony.ts';
 import { drain, insertSubscription } from './webhooks.ts';
@@ -84,7 +84,7 @@ export async function placeCall(
  * SDK against the organization's secret, in the order they arrived.
  */
 export async function eventsAtReceiver(t: OutboundEnv, org: OutboundOrg, callId: string) {
-  await settleRecordingDownloads(t.h.deps);
+  await settleDownloads(t.h.deps);
   await drain(t.h.deps);
   const out = [];
   const verdicts = verdictsBySecret.get(org.secret) ?? new WeakMap();

@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { verifyWebhook } from '../../sdk/src/webhooks/verify.ts';
-import { settleRecordingDownloads } from '../../src/capture/telephony/twilio/download.ts';
 import { type FakeTwilio, startFakeTwilio } from './fake-twilio.ts';
 import { createHarness, type Harness } from './harness.ts';
 import { admin, bearer } from './http.ts';
+import { settleDownloads } from './jobs.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
 import { drain, insertSubscription } from './webhooks.ts';
 
@@ -45,7 +45,7 @@ export async function startTelephony(env: Record<string, string> = {}): Promise<
     fake,
     receiver: rr,
     async close() {
-      await settleRecordingDownloads(hh.deps);
+      // closing the public app stops its download runs (a run cut off goes back to the queue)
       await hh.close();
       await rr.close();
       await fake.close();
@@ -122,9 +122,9 @@ export async function connectOrg(
   };
 }
 
-/** Waits for the background downloads, delivers every due event and answers the org's events as the receiver verified them. */
+/** Runs the recording downloads due (the public app's included), delivers every due event and answers the org's events as the receiver verified them. */
 export async function deliveredEvents(t: TelephonyEnv, org: TelephonyOrg) {
-  await settleRecordingDownloads(t.h.deps);
+  await settleDownloads(t.h.deps);
   await drain(t.h.deps);
   // One receiver serves every org of the file: a request is this org's when its secret signed it.
   const mine = [];

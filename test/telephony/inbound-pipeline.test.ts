@@ -3,9 +3,9 @@
  * Voice URL, the <Dial> answered with dual-channel recording, the recording callback, the download
  * from (fake) Twilio, speech-to-text and analysis by the configured providers (the openai protocol,
  * against the fake provider server), the completion events at a receiver, and the REST read — no
- * operator API call anywhere. Also the durable download job: when the in-process download never
- * happened (a process died after answering Twilio), the job downloads the recording and the call
- * completes the same way.
+ * operator API call anywhere. Also the durable download job's retry: a recording Twilio still
+ * answers 404 for (finalising it) is fetched again after the job's backoff, and the call completes
+ * the same way.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -64,8 +64,8 @@ test('a forwarded inbound call is recorded, transcribed, analysed and completed 
   assert.equal(dial.recordingReply?.status, 204);
   const hung = await call.hangup();
   assert.equal(hung.status, 204);
-  // the in-process download, then every processing job due now (the durable download fallback is
-  // due two minutes later and then finds the recording stored)
+  // the download job (run by the public listener right after the callback), then every
+  // processing job due now
   await deliveredEvents(t, org);
   await settleJobs(t.h.deps, { handlers: download });
   const events = await deliveredEvents(t, org);
@@ -106,7 +106,7 @@ test('a forwarded inbound call is recorded, transcribed, analysed and completed 
   assert.equal(rest.body.data.duration > 8.9, true);
   assert.equal((await callState(t, id)).recording_state, 'available');
 
-  // The durable download job, when it comes due, finds the audio stored and downloads nothing again.
+  // Nothing downloads the recording again later.
   const downloads = t.fake.restRequests.filter((r) => r.path.endsWith('.mp3')).length;
   t.h.clock.advance(3 * 60_000);
   await settleJobs(t.h.deps, { handlers: download });
@@ -115,12 +115,12 @@ test('a forwarded inbound call is recorded, transcribed, analysed and completed 
   assert.equal(again.filter((e) => e.event_type === 'call.completed').length, 1, 'completed once');
 });
 
-test('when the in-process download never ran, the durable download job fetches the recording and the call completes', async () => {
+test('a recording Twilio answers 404 for at first is fetched again by the durable download job after its backoff, and the call completes', async () => {
   const org = await connectOrg(t, { ringTo: '+14155550998' });
   const call = await t.fake.inboundCall({ from: '+14155550124', to: org.number, account: org.account });
   const id = await callIdOf(t, call.callSid);
-  // Twilio cannot deliver the recording at first: the in-process attempts fail (the fake answers
-  // 404 for an unknown recording URL), as if the process had died after answering the callback.
+  // Twilio cannot deliver the recording at first (the fake answers 404 for an unknown recording
+  // URL, as Twilio may while it finalises the file): a retryable failure, not a final one.
   const rec = t.fake.addRecording({
     accountSid: org.account.accountSid,
     callSid: call.callSid,
@@ -131,8 +131,13 @@ test('when the in-process download never ran, the durable download job fetches t
   await call.hangup();
   await settleJobs(t.h.deps, { handlers: download });
   assert.equal((await callState(t, id)).recording_state, 'pending');
-  // Twilio has the recording now (a late upload on its side): the job, due two minutes after the
-  // callback, downloads it and the pipeline runs to call.completed.
+  const { rows } = await t.h.db.query<{ state: string; attempts: number; last_error_kind: string }>(
+    `SELECT state, attempts, last_error_kind FROM processing_jobs WHERE call_id = $1 AND stage = 'download'`,
+    [id],
+  );
+  assert.deepEqual(rows, [{ state: 'pending', attempts: 1, last_error_kind: 'retryable' }]);
+  // Twilio has the recording now (a late upload on its side): the job's retry, due after its
+  // backoff, downloads it and the pipeline runs to call.completed.
   await t.h.db.query('UPDATE calls SET provider_recording_url = $2 WHERE id = $1', [id, rec.url]);
   t.h.clock.advance(3 * 60_000);
   await settleJobs(t.h.deps, { handlers: download });

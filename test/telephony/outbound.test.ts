@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { settleRecordingDownloads } from '../../src/capture/telephony/twilio/download.ts';
 import { reconcileOutboundCalls } from '../../src/capture/telephony/twilio/outbound.ts';
 import {
   AGENT_NO_KEY,
@@ -19,6 +18,7 @@ import { startWorkers } from '../../src/worker.ts';
 import { T0 } from '../helpers/deps.ts';
 import { getExpectedTwilioSignature, validateRequest } from '../helpers/fake-twilio.ts';
 import { errorBody, errorJson } from '../helpers/http.ts';
+import { settleDownloads } from '../helpers/jobs.ts';
 import { mp3 } from '../helpers/mp3.ts';
 import {
   AGENT_PHONE,
@@ -147,7 +147,7 @@ test('completed: agent rings, answers, presses a key; the customer answers; the 
   const audio = mp3(42);
   const rec = await leg.recording({ audio: audio.bytes, duration: 42 });
   assert.equal(rec.reply.status, 204);
-  await settleRecordingDownloads(t.h.deps);
+  await settleDownloads(t.h.deps);
 
   assert.deepEqual(await callRow(t, id), {
     outbound_lifecycle: 'completed',
@@ -610,7 +610,7 @@ test('agent_only repaired by the late recording of the dial (it records from ans
   const repairedAt = t.h.clock.now().toISOString();
   const audio = mp3(20);
   assert.equal((await leg.recording({ audio: audio.bytes, duration: 20 })).reply.status, 204);
-  await settleRecordingDownloads(t.h.deps);
+  await settleDownloads(t.h.deps);
   assert.equal((await callRow(t, id)).outbound_lifecycle, 'completed');
   assert.equal((await callRow(t, id)).recording_state, 'available');
   const events = await received(id);

@@ -46,7 +46,7 @@ export type StageOutcome =
   | { kind: 'succeeded'; write?: (tx: Queryable) => Promise<void> }
   /** not a failure: run again at `until` (the complete stage waiting for the recording) */
   | { kind: 'waiting'; until: Date }
-  /** the call is gone (erased): nothing to do, ever */
+  /** nothing to do, ever: the call is gone (erased), or its audio must not be stored (a refused recording) */
   | { kind: 'cancelled'; reason: string }
   /** the provider's answer broke the schema: the call needs a human; final until a reprocess */
   | { kind: 'needs_review'; message: string; write?: (tx: Queryable) => Promise<void> };

@@ -46,8 +46,11 @@ export async function deleteRecordingAtProvider(
 }
 
 /**
- * Calls whose recording is deleted here (recording deleted or call erased) but may still exist at
- * the provider, because the provider could not be reached then: the retention sweep retries them.
+ * Calls whose recording is deleted here (recording deleted or call erased), or whose caller refused
+ * the recording at the consent announcement (a recording Twilio reported anyway is deleted there,
+ * never fetched), but may still exist at the provider, because the provider could not be reached
+ * then: the retention sweep retries them. ('announced' = the announcement was never answered,
+ * treated as refused: domain/recording-consent.ts.)
  */
 export async function undeletedProviderRecordings(
   deps: Deps,
@@ -57,7 +60,8 @@ export async function undeletedProviderRecordings(
   const { rows } = await deps.db.query<{ id: string }>(
     `SELECT id FROM calls
       WHERE recording_sid IS NOT NULL AND telephony_provider IS NOT NULL AND provider_recording_deleted_at IS NULL
-        AND (erased_at IS NOT NULL OR recording_state = 'deleted') AND NOT (id = ANY ($2::uuid[]))
+        AND (erased_at IS NOT NULL OR recording_state = 'deleted' OR recording_consent IN ('refused', 'announced'))
+        AND NOT (id = ANY ($2::uuid[]))
       ORDER BY id LIMIT $1`,
     [limit, skip],
   );

@@ -1,8 +1,13 @@
 import type { Deps } from '../../../deps.ts';
+import { ProviderError } from '../../../domain/capture-providers.ts';
+import { consentAllowsRecording, type RecordingConsent } from '../../../domain/recording-consent.ts';
+import { AppError } from '../../../errors.ts';
 import { isUuid } from '../../../ids.ts';
+import { MAX_RECORDING_BYTES } from '../../../recordings/measure.ts';
 import type { StageHandler } from '../../jobs/types.ts';
 import { storeRecording } from '../../recording-ingest.ts';
 import { findAccountBySid } from '../accounts.ts';
+import { deleteRefusedRecording } from './recording.ts';
 import { fetchRecordingMp3 } from './rest.ts';
 
 /**
@@ -10,93 +15,98 @@ import { fetchRecordingMp3 } from './rest.ts';
  * credentials (only from TWILIO_API_BASE_URL's origin), streams it into the blob store and stores it
  * through the ingest path (storeRecording: duration measured, recording_sid kept,
  * call.recording.ready, completion step). Idempotent: a call whose audio is already stored (or that
- * has nothing to fetch, or is gone) is 'skipped'; a failure throws and may simply be run again.
+ * has nothing to fetch, or is gone) is 'skipped'; a call whose caller refused the recording at the
+ * consent announcement is 'refused' and nothing is fetched.
+ *
+ * Failures (docs/capture.md "Processing jobs"): a file that cannot become a recording by being
+ * fetched again — more than MAX_RECORDING_BYTES (declared by Twilio's Content-Length, or counted
+ * while streaming), or not an MP3 — throws a ProviderError of kind too_large / fatal: the stage
+ * fails at once, its reason shown by GET /admin/v1/calls/{id}/processing. Anything else (Twilio's
+ * 5xx, a 404 while Twilio still finalises the file, the network) throws as is and is retried by
+ * the durable job with its backoff.
  */
-export async function downloadRecording(deps: Deps, callId: string): Promise<'stored' | 'skipped'> {
+export async function downloadRecording(
+  deps: Deps,
+  callId: string,
+  opts: { signal?: AbortSignal } = {},
+): Promise<'stored' | 'skipped' | 'refused'> {
   if (!isUuid(callId)) return 'skipped';
   const { rows } = await deps.db.query<{
     recording_state: string;
+    recording_consent: RecordingConsent;
     recording_sid: string | null;
     provider_recording_url: string | null;
     provider_account_sid: string | null;
     erased_at: Date | null;
   }>(
-    `SELECT recording_state, recording_sid, provider_recording_url, provider_account_sid, erased_at
+    `SELECT recording_state, recording_consent, recording_sid, provider_recording_url, provider_account_sid,
+            erased_at
        FROM calls WHERE id = $1 AND telephony_provider = 'twilio'`,
     [callId],
   );
   const call = rows[0];
-  if (!call || call.erased_at || !call.provider_recording_url || !call.provider_account_sid) return 'skipped';
+  if (!call || call.erased_at) return 'skipped';
+  if (!consentAllowsRecording(call.recording_consent)) return 'refused';
+  if (!call.provider_recording_url || !call.provider_account_sid) return 'skipped';
   if (call.recording_state !== 'pending' && call.recording_state !== 'refused') return 'skipped';
   const account = await findAccountBySid(deps, call.provider_account_sid);
   if (!account) throw new Error(`telephony account ${call.provider_account_sid} is no longer connected`);
-  const audio = await fetchRecordingMp3(deps.config, account, call.provider_recording_url);
-  await storeRecording(deps, callId, audio, { recordingSid: call.recording_sid ?? undefined });
+  const media = await fetchRecordingMp3(deps.config, account, call.provider_recording_url, opts);
+  if (media.declaredBytes !== null && media.declaredBytes > MAX_RECORDING_BYTES) {
+    media.body.destroy();
+    throw tooLarge(`the recording is ${media.declaredBytes} bytes (Content-Length)`);
+  }
+  try {
+    await storeRecording(deps, callId, media.body, { recordingSid: call.recording_sid ?? undefined });
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'PAYLOAD_TOO_LARGE') {
+      throw tooLarge(`the recording Twilio served exceeds ${MAX_RECORDING_BYTES} bytes`);
+    }
+    if (err instanceof AppError && err.code === 'BAD_REQUEST') {
+      throw new ProviderError(
+        'twilio',
+        'fatal',
+        'the recording Twilio served is not an MP3 file (no MPEG audio frames); not stored and not fetched again',
+        { cause: err },
+      );
+    }
+    throw err;
+  }
   return 'stored';
 }
 
-/**
- * The durable download job (the processing jobs' download stage) is due this long after the
- * recording callback: the in-process attempts below (1 + 5 + 30 s of waits) have finished by then,
- * so the job runs only when they failed for good or their process died — and then downloads once.
- */
-export const DOWNLOAD_FALLBACK_DELAY_MS = 2 * 60_000;
+const tooLarge = (what: string) =>
+  new ProviderError(
+    'twilio',
+    'too_large',
+    `${what}, over the limit of ${MAX_RECORDING_BYTES} bytes; not stored and not fetched again`,
+  );
 
-/** The download stage of the processing jobs: the same idempotent download, retried by the runner. */
-export const downloadStage: StageHandler = async ({ deps, job }) => {
-  await downloadRecording(deps, job.callId);
+/** Why a download job ends without fetching anything for a call whose caller refused the recording. */
+export const CONSENT_REFUSED_REASON =
+  'the caller refused the recording at the consent announcement: not downloaded; the recording is deleted at Twilio';
+
+/**
+ * The download stage of the processing jobs, the one place a Twilio recording is downloaded and
+ * retried (the runner's attempt cap and backoff). The recording callback queues it due at once and
+ * the public listener runs it right after answering Twilio; a worker runs retries and anything a
+ * dead process left. A call whose caller refused the recording is not downloaded: the job is
+ * cancelled with the reason, and the recording is deleted at Twilio. A call whose audio may no
+ * longer be stored (erased meanwhile, deleted, no_recording) is cancelled the same way.
+ */
+export const downloadStage: StageHandler = async ({ deps, job, signal }) => {
+  let outcome: Awaited<ReturnType<typeof downloadRecording>>;
+  try {
+    outcome = await downloadRecording(deps, job.callId, { signal });
+  } catch (err) {
+    if (err instanceof AppError && (err.code === 'CONFLICT' || err.code === 'NOT_FOUND')) {
+      return { kind: 'cancelled', reason: `not stored: ${err.message}` };
+    }
+    throw err;
+  }
+  if (outcome === 'refused') {
+    await deleteRefusedRecording(deps, job.callId);
+    return { kind: 'cancelled', reason: CONSENT_REFUSED_REASON };
+  }
   return { kind: 'succeeded' };
 };
-
-/** Attempts of the in-process runner and the waits between them. */
-const RETRY_DELAYS_MS = [1_000, 5_000, 30_000];
-const running = new WeakMap<Deps, Set<Promise<void>>>();
-
-/**
- * Runs downloadRecording after Twilio got its answer, in this process, with a few retries; every
- * failure is logged (without credentials). The processing-jobs room makes this durable by running
- * downloadRecording as its download stage instead.
- */
-export function startRecordingDownload(deps: Deps, callId: string): void {
-  const set = running.get(deps) ?? new Set();
-  running.set(deps, set);
-  const run = (async () => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await downloadRecording(deps, callId);
-        return;
-      } catch (err) {
-        const delay = RETRY_DELAYS_MS[attempt];
-        deps.log.error(
-          { call_id: callId, attempt: attempt + 1, err: (err as Error).message, retry_in_ms: delay ?? null },
-          'twilio recording download failed',
-        );
-        if (delay === undefined) return;
-        await new Promise((r) => setTimeout(r, delay).unref());
-      }
-    }
-  })();
-  set.add(run);
-  void run.finally(() => set.delete(run));
-}
-
-/**
- * Resolves when every download started for these deps has finished (tests, shutdown), or after
- * timeoutMs. A download cut off by a shutdown leaves the call pending with its recording URL
- * stored: downloadRecording picks it up when run again.
- */
-export async function settleRecordingDownloads(
-  deps: Deps,
-  timeoutMs = Number.POSITIVE_INFINITY,
-): Promise<void> {
-  const set = running.get(deps);
-  const deadline = Date.now() + timeoutMs;
-  while (set && set.size > 0 && Date.now() < deadline) {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((r) => {
-      timer = setTimeout(r, Math.min(deadline - Date.now(), 2 ** 31 - 1)).unref();
-    });
-    await Promise.race([Promise.allSettled([...set]), timeout]);
-    clearTimeout(timer);
-  }
-}

@@ -1,10 +1,11 @@
 import type { Deps } from '../../../deps.ts';
+import { consentAllowsRecording } from '../../../domain/recording-consent.ts';
 import { AppError } from '../../../errors.ts';
 import { enqueueStage } from '../../jobs/enqueue.ts';
 import { refuseRecordingIn } from '../../recording-lifecycle.ts';
 import type { TelephonyAccount } from '../accounts.ts';
 import { claimCallback } from '../callbacks.ts';
-import { DOWNLOAD_FALLBACK_DELAY_MS } from './download.ts';
+import { deleteRecordingAtProvider } from '../provider-recordings.ts';
 import { lockOwnCall, str } from './inbound.ts';
 import { noteOutboundRecording } from './outbound.ts';
 import { onTwilioOrigin } from './rest.ts';
@@ -13,12 +14,17 @@ import type { FormParams } from './signature.ts';
 /**
  * POST …/calls/{id}/recording: Twilio's recordingStatusCallback (the <Dial> or <Record> the service
  * answered). Applied at most once per RecordingSid and status:
- *   completed: the recording's sid, URL and channel count are stored; the caller then downloads it
- *     (downloadRecording, after Twilio has its answer). A RecordingUrl that is not on
- *     TWILIO_API_BASE_URL's origin is never fetched: logged, and the recording counts as refused.
+ *   completed: the recording's sid, URL and channel count are stored and its download job is queued,
+ *     due at once (the caller runs it right after Twilio has its answer; a worker retries it). A
+ *     RecordingUrl that is not on TWILIO_API_BASE_URL's origin is never fetched: logged, and the
+ *     recording counts as refused.
+ *   completed, for a call whose caller refused the recording at the consent announcement (or never
+ *     answered it): refused — nothing is fetched or stored, no job is queued, the callback is recorded
+ *     as ignored — and the recording is deleted at Twilio (its sid is kept on the call so that the
+ *     retention sweep retries the deletion should Twilio fail now).
  *   absent / failed: no recording: refused (inbound recording-url keeps answering 409).
  * A status for a recording that is already stored or deleted is logged and not applied.
- * Answers whether a download is due.
+ * Answers whether a download is due. Twilio always gets 204: a refusal is not an error it should retry.
  */
 export async function recordingStatusCallback(
   deps: Deps,
@@ -29,7 +35,8 @@ export async function recordingStatusCallback(
   const status = str(p, 'RecordingStatus');
   const recordingSid = str(p, 'RecordingSid');
   const recordingUrl = str(p, 'RecordingUrl');
-  return deps.db.transaction(async (tx) => {
+  let deleteAtTwilio = false;
+  const result = await deps.db.transaction(async (tx) => {
     const call = await lockOwnCall(tx, account, callId, p);
     const now = deps.clock.now();
     const claim = (outcome: 'applied' | 'ignored', detail: string | null = null) =>
@@ -54,7 +61,26 @@ export async function recordingStatusCallback(
     };
     const settled = call.recording_state === 'available' || call.recording_state === 'deleted';
     if (status === 'completed') {
-      if (!recordingSid || !recordingUrl) return ignore('RecordingSid or RecordingUrl missing');
+      if (!recordingSid) return ignore('RecordingSid missing');
+      if (!consentAllowsRecording(call.recording_consent)) {
+        // The caller said no (or never said yes): the recording must not exist anywhere. Its sid is
+        // kept for the deletion at Twilio (provider_recording_deleted_at NULL = still to delete).
+        deleteAtTwilio = true;
+        if (!(await claim('ignored', CONSENT_REFUSED_DETAIL))) return { download: false };
+        deps.log.warn(
+          { call_id: call.id, recording_sid: recordingSid, consent: call.recording_consent },
+          'twilio recording of a call whose caller refused the recording: not fetched, deleted at Twilio',
+        );
+        await tx.query(
+          `UPDATE calls SET recording_sid = $2, updated_at = $3,
+                  provider_recording_deleted_at = CASE WHEN recording_sid IS DISTINCT FROM $2 THEN NULL
+                                                       ELSE provider_recording_deleted_at END
+            WHERE id = $1`,
+          [call.id, recordingSid, now],
+        );
+        return { download: false };
+      }
+      if (!recordingUrl) return ignore('RecordingUrl missing');
       if (call.recording_mode === 'no_recording') return ignore('the call runs in no_recording mode');
       if (settled) return ignore(`the recording is already ${call.recording_state}`);
       if (!onTwilioOrigin(deps.config, recordingUrl)) {
@@ -78,15 +104,13 @@ export async function recordingStatusCallback(
           WHERE id = $1`,
         [call.id, recordingSid, recordingUrl, channels === 1 || channels === 2 ? channels : null, now],
       );
-      // The download runs at once in this process (startRecordingDownload, after Twilio has its
-      // answer); this durable job is its safety net: should that fail for good or the process die,
-      // a worker runs the same idempotent download then (a stored recording is skipped).
+      // The one download mechanism: this durable job, due now. The route runs it right after
+      // Twilio has its answer; should that fail (or the process die), a worker retries it.
       await enqueueStage(tx, {
         organizationId: call.organization_id,
         callId: call.id,
         stage: 'download',
         now,
-        at: new Date(now.getTime() + DOWNLOAD_FALLBACK_DELAY_MS),
       });
       return { download: true };
     }
@@ -102,6 +126,27 @@ export async function recordingStatusCallback(
     }
     return ignore(`status "${status}" needs nothing`);
   });
+  if (deleteAtTwilio) await deleteRefusedRecording(deps, callId);
+  return result;
+}
+
+/** The reason a recording callback of a call without consent is recorded as ignored (telephony_callbacks.detail). */
+export const CONSENT_REFUSED_DETAIL = 'the caller refused the recording: not fetched, deleted at Twilio';
+
+/**
+ * Deletes at Twilio the recording of a call whose caller refused it (the recording callback, or a
+ * download job queued before the refusal was known). Best effort here: a failure is logged and the
+ * retention sweep retries it every minute until Twilio confirms (undeletedProviderRecordings).
+ */
+export async function deleteRefusedRecording(deps: Deps, callId: string): Promise<void> {
+  try {
+    await deleteRecordingAtProvider(deps, callId);
+  } catch (err) {
+    deps.log.error(
+      { call_id: callId, err: (err as Error).message },
+      'could not delete a refused recording at Twilio; the retention sweep retries',
+    );
+  }
 }
 
 function safeHost(url: string): string | null {

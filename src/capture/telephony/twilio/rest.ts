@@ -104,27 +104,42 @@ export async function createCall(
   return { sid: body.sid, status: typeof body.status === 'string' ? body.status : 'queued' };
 }
 
+/** A recording's MP3 as Twilio serves it: the body, streamed, and the length Twilio declared (if any). */
+export interface RecordingMedia {
+  body: Readable;
+  /** Content-Length, when Twilio sent one: lets a caller refuse an oversize file before reading it */
+  declaredBytes: number | null;
+}
+
 /**
  * The recording's MP3 (<RecordingUrl>.mp3) as a stream, never buffered. Refuses (throws) a URL that
- * is not on the configured origin before any request is made.
+ * is not on the configured origin before any request is made. `signal` aborts the request and the
+ * body (a job runner stopping, a lost lease); an answer other than 200 throws a TwilioRestError
+ * (404 included: Twilio may still be finalising the file, so the caller decides whether to retry).
  */
 export async function fetchRecordingMp3(
   config: Pick<Config, 'TWILIO_API_BASE_URL'>,
   cred: TwilioCredentials,
   recordingUrl: string,
-): Promise<Readable> {
+  opts: { signal?: AbortSignal } = {},
+): Promise<RecordingMedia> {
   if (!onTwilioOrigin(config, recordingUrl)) {
     throw new TwilioRestError(0, null, 'recording URL is not on the configured Twilio origin; not fetched');
   }
   const url = new URL(recordingUrl);
   if (!url.pathname.endsWith('.mp3')) url.pathname += '.mp3';
+  const timeout = AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS);
   const res = await fetch(url, {
     headers: { authorization: basic(cred), accept: 'audio/mpeg' },
     redirect: 'error',
-    signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS),
+    signal: opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout,
   });
   if (res.status !== 200 || !res.body) throw await restError(res);
-  return Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>);
+  const length = Number(res.headers.get('content-length') ?? Number.NaN);
+  return {
+    body: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>),
+    declaredBytes: Number.isSafeInteger(length) && length >= 0 ? length : null,
+  };
 }
 
 /** DELETE /2010-04-01/Accounts/{sid}/Recordings/{rid}.json: deleted, or not_found (404: already gone). */

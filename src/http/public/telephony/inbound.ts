@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { startRecordingDownload } from '../../../capture/telephony/twilio/download.ts';
+import type { JobRunner } from '../../../capture/jobs/runner.ts';
 import {
   answerInboundCall,
   consentAnswered,
@@ -20,7 +20,7 @@ type CallParams = { Params: { id: string } };
  * Inbound calls (operator-api.md "Callbacks"): the Voice URL and status callback an operator sets
  * on each Twilio number, and the URLs the service itself names in its TwiML.
  */
-export function inboundRoutes(deps: Deps): FastifyPluginAsync {
+export function inboundRoutes(deps: Deps, opts: { jobs: Pick<JobRunner, 'soon'> }): FastifyPluginAsync {
   return async (app) => {
     app.post('/voice', async (req, reply) => {
       const { account, params } = twilioRequest(req);
@@ -52,9 +52,10 @@ export function inboundRoutes(deps: Deps): FastifyPluginAsync {
       const { account, params } = twilioRequest(req);
       const callId = pathId(req.params.id, 'call');
       const { download } = await recordingStatusCallback(deps, account, callId, params);
+      // 204 for every recording callback, a refused one included: Twilio retries anything else.
       await reply.code(204).send();
-      // After Twilio has its answer: the download streams the MP3 into storage.
-      if (download) startRecordingDownload(deps, callId);
+      // After Twilio has its answer: the queued download job streams the MP3 into storage.
+      if (download) opts.jobs.soon(callId);
       return reply;
     });
   };

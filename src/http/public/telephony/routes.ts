@@ -1,4 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { createJobRunner } from '../../../capture/jobs/runner.ts';
+import { downloadStage } from '../../../capture/telephony/twilio/download.ts';
 import type { Deps } from '../../../deps.ts';
 import { notFound } from '../../../errors.ts';
 import { inboundRoutes } from './inbound.ts';
@@ -12,12 +14,18 @@ import { installTwilioAuth } from './twilio-auth.ts';
 export function telephonyRoutes(deps: Deps): FastifyPluginAsync {
   return async (app) => {
     installTwilioAuth(app, deps);
+    // The recording downloads the callbacks queue (processing stage `download`) run right after
+    // Twilio has its answer, through the processing job runner: claimed under a lease like any
+    // job, a failure retried by the workers with the job's backoff. Closing the app stops it:
+    // a download cut off is handed back to the queue, never lost.
+    const jobs = createJobRunner(deps, { handlers: { download: downloadStage } });
+    app.addHook('onClose', () => jobs.stop());
     // An unknown path under /telephony/twilio goes through the signature check too: unsigned 403,
     // signed 404 (no route answers anything to a caller that is not Twilio).
     app.setNotFoundHandler(async (req) => {
       throw notFound(`No route ${req.method} ${req.url.split('?')[0]}.`);
     });
-    await app.register(inboundRoutes(deps));
+    await app.register(inboundRoutes(deps, { jobs }));
     await app.register(outboundTelephonyRoutes(deps));
   };
 }
