@@ -98,3 +98,23 @@ export async function userBelongsTo(q: Queryable, userId: string, organizationId
   ]);
   return rowCount > 0;
 }
+
+/**
+ * Gives a user a new console password (the operator's reset: `PUT /admin/v1/users/{id}/password`)
+ * and ends every console session the user has, so whoever held the old password is signed out.
+ * Answers false when there is no such user.
+ */
+export async function setUserPassword(
+  tx: Queryable,
+  u: { userId: string; password: string },
+): Promise<{ found: boolean; sessionsEnded: number }> {
+  checkPassword(u.password);
+  const passwordHash = await hashPassword(u.password);
+  const updated = await tx.query('UPDATE users SET password_hash = $2 WHERE id = $1', [
+    u.userId,
+    passwordHash,
+  ]);
+  if (updated.rowCount === 0) return { found: false, sessionsEnded: 0 };
+  const ended = await tx.query('DELETE FROM sessions WHERE user_id = $1', [u.userId]);
+  return { found: true, sessionsEnded: ended.rowCount };
+}
