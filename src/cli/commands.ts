@@ -118,6 +118,13 @@ export const PROVISIONING_COMMANDS: Command[] = [
     run: (c) => c.call({ method: 'GET', path: `/organizations/${enc(req(c, 'org'))}/users` }),
   },
   {
+    words: ['user', 'find'],
+    args: [],
+    flags: { email: { hint: 'email', required: true } },
+    summary: 'find a user of any organization by e-mail',
+    run: (c) => c.call({ method: 'GET', path: `/users?email=${enc(req(c, 'email'))}` }),
+  },
+  {
     words: ['user', 'set-password'],
     args: ['user-id'],
     flags: {

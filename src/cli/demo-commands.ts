@@ -2,11 +2,8 @@ import { DEMO_KEY_NAME, DEMO_KEY_SCOPES, DEMO_OWNER_EMAIL, newDemoPassword } fro
 import { CliError } from './admin-client.ts';
 import { type Command, enc } from './command.ts';
 
-interface OrgList {
-  items: { organization_id: string; name: string }[];
-}
 interface UserList {
-  users: { user_id: string; email: string; role: string }[];
+  users: { user_id: string; organization_id: string; email: string }[];
 }
 
 /**
@@ -34,28 +31,22 @@ export const DEMO_COMMANDS: Command[] = [
       'service, delete ./data (DATA_DIR) and start again.',
     ],
     run: async (c) => {
-      // The demo organization is the oldest one: it is created only on a database without any.
-      const oldest = (await c.call({ method: 'GET', path: '/organizations?limit=1' })) as OrgList;
-      const org = oldest.items[0];
-      const owner = org
-        ? (
-            (await c.call({
-              method: 'GET',
-              path: `/organizations/${enc(org.organization_id)}/users`,
-            })) as UserList
-          ).users.find((u) => u.email === DEMO_OWNER_EMAIL)
-        : undefined;
-      if (!org || !owner) {
+      const found = (await c.call({
+        method: 'GET',
+        path: `/users?email=${enc(DEMO_OWNER_EMAIL)}`,
+      })) as UserList;
+      const owner = found.users[0];
+      if (!owner) {
         throw new CliError(
           `this service has no demo organization (no user ${DEMO_OWNER_EMAIL}): the demo is created by the ` +
-            'first start on an empty embedded database. Another user\'s password: "callcap user list --org <org-id>", ' +
+            'first start on an empty embedded database. Another user\'s password: "callcap user find --email <email>", ' +
             'then "callcap user set-password <user-id> --password -".',
         );
       }
       const password = newDemoPassword();
       await c.call({ method: 'PUT', path: `/users/${enc(owner.user_id)}/password`, json: { password } });
       const out: Record<string, string> = {
-        organization_id: org.organization_id,
+        organization_id: owner.organization_id,
         user_id: owner.user_id,
         email: owner.email,
         password,
@@ -63,7 +54,7 @@ export const DEMO_COMMANDS: Command[] = [
       if (c.flags['api-key'] === true) {
         const key = (await c.call({
           method: 'POST',
-          path: `/organizations/${enc(org.organization_id)}/api-keys`,
+          path: `/organizations/${enc(owner.organization_id)}/api-keys`,
           json: { scopes: DEMO_KEY_SCOPES, name: DEMO_KEY_NAME },
         })) as { key: string };
         out.api_key = key.key;
