@@ -18,7 +18,8 @@ import {
 } from './keys.ts';
 import { createLogger } from './log.ts';
 import { blobStoreFromConfig } from './recordings/store-from-config.ts';
-import { seedDemoIfEmpty } from './seed/seed.ts';
+import { demoResetCommand } from './seed/demo-owner.ts';
+import { demoLaterStartNotice, seedDemoIfEmpty } from './seed/seed.ts';
 
 export type Role = 'api' | 'operator' | 'worker';
 
@@ -116,13 +117,28 @@ export async function startRoles(config: Config, roles: Role[]): Promise<Running
       out.push(`Metrics       http://${urlHost(config.METRICS_HOST)}:${portOf(app)}/metrics`);
     }
     await saveAdminToken();
-    // The demo seed is for the embedded database only: never touch an operator's PostgreSQL.
-    demo = config.DATABASE_URL ? null : await seedDemoIfEmpty(deps);
+    // The demo seed is for the embedded database only: never touch an operator's PostgreSQL. A
+    // later start on the demo data says where its credentials were shown and how to get new ones.
+    demo = config.DATABASE_URL
+      ? null
+      : ((await seedDemoIfEmpty(deps)) ??
+        (await demoLaterStartNotice(deps, {
+          resetCommand: demoResetCommand({
+            dataDir: config.DATA_DIR,
+            adminTokenFromEnv: config.ADMIN_TOKEN !== undefined,
+            adminHost: config.ADMIN_HOST,
+            adminPort: operatorApp ? portOf(operatorApp) : config.ADMIN_PORT,
+          }),
+        })));
     if (roles.includes('worker')) {
       const { startWorkers } = await import('./worker.ts');
       stops.push(await startWorkers(deps));
       out.push('Worker        webhook deliveries, processing jobs, retention sweeps, reconciliation');
     }
+    if (config.WEBHOOK_ALLOW_PRIVATE_TARGETS)
+      out.push(
+        'Webhooks      may target loopback and private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS=1: development only)',
+      );
   } catch (err) {
     await closeAll();
     throw err;

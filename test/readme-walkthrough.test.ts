@@ -1,12 +1,32 @@
 import assert from 'node:assert/strict';
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+
+/**
+ * The commands of README.md's first code block (comments dropped): how a newcomer starts the service.
+ */
+export function firstBlockCommands(readme: string): string[] {
+  const m = /^```sh\n([\s\S]*?)^```$/m.exec(readme);
+  assert.ok(m, 'README.md starts with a sh block');
+  return m[1]
+    .split('\n')
+    .map((l) => l.replace(/\s+#.*$/, '').trim())
+    .filter((l) => l && !l.startsWith('#'));
+}
+
+/** Every file under dir (relative paths; a symbolic link is listed, not followed). */
+function filesUnder(dir: string, prefix = ''): string[] {
+  return readdirSync(join(dir, prefix), { withFileTypes: true }).flatMap((e) => {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    return e.isDirectory() ? filesUnder(dir, rel) : [rel];
+  });
+}
 
 /**
  * README.md "From zero to your first verified event", followed command by command: the section's
@@ -20,10 +40,15 @@ import { fileURLToPath } from 'node:url';
  * ADMIN_PORT and HOST=127.0.0.1 in the environment; "localhost:3000" in commands becomes
  * 127.0.0.1:<PORT>, 4242 becomes a free port), the password pasted in step 2 is the one step 1
  * printed, and the directory is a fresh one whose entries link to the repository (so ./data and
- * the files the steps write start empty).
+ * the files the steps write start empty). Step 1's start command is the one README.md's first block
+ * gives a newcomer (the block's `npm install` is not run: node_modules is linked), so a newcomer who
+ * started from the top is already running the walkthrough's service. After the last step, every
+ * file the steps wrote is one the repository's .gitignore ignores (the secrets stay out of git).
  */
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SECTION = '## From zero to your first verified event';
+/** What the test links into its fresh directory: everything else there was written by the steps. */
+const LINKED = ['package.json', 'node_modules', 'src', 'bin', 'examples', 'sdk'];
 const STEP_TIMEOUT_MS = 120_000;
 
 interface Block {
@@ -98,12 +123,21 @@ test('the README walkthrough runs command by command and the receiver prints the
     [],
     `the walkthrough needs ${tools.join(', ')} (README: "You need Node, curl and jq")`,
   );
-  const steps = walkthroughSteps(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const steps = walkthroughSteps(readme);
   assert.ok(steps.length >= 5, 'the walkthrough has its steps');
+  const start = steps[0].blocks.find((b) => b.kind === 'sh' && b.keepsRunning);
+  assert.ok(start, 'step 1 starts the service');
+  const startCommands = start.body.split('\n').filter((l) => l.trim() && !l.startsWith('#'));
+  assert.deepEqual(
+    firstBlockCommands(readme),
+    ['npm install', ...startCommands],
+    "README's first block installs and starts the service with step 1's command",
+  );
 
   const [publicPort, adminPort, receiverPort] = [await freePort(), await freePort(), await freePort()];
   const work = await mkdtemp(join(tmpdir(), 'callcap-walkthrough-'));
-  for (const entry of ['package.json', 'node_modules', 'src', 'bin', 'examples', 'sdk']) {
+  for (const entry of LINKED) {
     await symlink(join(ROOT, entry), join(work, entry));
   }
   const env = {
@@ -218,6 +252,18 @@ test('the README walkthrough runs command by command and the receiver prints the
       'the forged event refused',
       () => outputOf(3),
     );
+
+    // What the steps wrote (the session cookie, the subscription with its secret, ./data) is ignored.
+    const written = filesUnder(work).filter((f) => !LINKED.includes(f.split('/')[0]));
+    assert.ok(written.includes('walkthrough/webhook-secret.txt'), written.join('\n'));
+    const check = spawnSync('git', ['check-ignore', '--no-index', '--verbose', '--non-matching', '--stdin'], {
+      cwd: ROOT,
+      input: written.join('\n'),
+      encoding: 'utf8',
+    });
+    const tracked = check.stdout.split('\n').filter((l) => l.startsWith('::'));
+    assert.deepEqual(tracked, [], 'files the walkthrough wrote that git would offer to commit');
+    assert.ok(check.stdout.includes('walkthrough/cookies.txt'), check.stdout + check.stderr);
   } finally {
     for (const s of shells.values()) if (!s.exited) s.child.stdin.end('exit 0\n');
     for (const b of background.values()) {

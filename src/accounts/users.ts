@@ -82,6 +82,22 @@ export async function listUsers(q: Queryable, organizationId: string): Promise<U
   return rows.map((r) => ({ ...r, created_at: r.created_at.toISOString() }));
 }
 
+/**
+ * The user with this e-mail (e-mails are unique across the service, compared case-insensitively), in
+ * a list of zero or one: the operator's look-up (`GET /admin/v1/users?email=`). 400 for a value that
+ * is not an e-mail address.
+ */
+export async function findUsersByEmail(
+  q: Queryable,
+  email: string,
+): Promise<(UserSummary & { organization_id: string })[]> {
+  const e = checkEmail(email);
+  const { rows } = await q.query<
+    Omit<UserSummary, 'created_at'> & { organization_id: string; created_at: Date }
+  >('SELECT id AS user_id, organization_id, email, role, created_at FROM users WHERE lower(email) = $1', [e]);
+  return rows.map((r) => ({ ...r, created_at: r.created_at.toISOString() }));
+}
+
 /** The organization's owner (the first one when there are several), or null. */
 export async function findOwner(q: Queryable, organizationId: string): Promise<string | null> {
   const { rows } = await q.query<{ id: string }>(
@@ -97,4 +113,24 @@ export async function userBelongsTo(q: Queryable, userId: string, organizationId
     organizationId,
   ]);
   return rowCount > 0;
+}
+
+/**
+ * Gives a user a new console password (the operator's reset: `PUT /admin/v1/users/{id}/password`)
+ * and ends every console session the user has, so whoever held the old password is signed out.
+ * Answers false when there is no such user.
+ */
+export async function setUserPassword(
+  tx: Queryable,
+  u: { userId: string; password: string },
+): Promise<{ found: boolean; sessionsEnded: number }> {
+  checkPassword(u.password);
+  const passwordHash = await hashPassword(u.password);
+  const updated = await tx.query('UPDATE users SET password_hash = $2 WHERE id = $1', [
+    u.userId,
+    passwordHash,
+  ]);
+  if (updated.rowCount === 0) return { found: false, sessionsEnded: 0 };
+  const ended = await tx.query('DELETE FROM sessions WHERE user_id = $1', [u.userId]);
+  return { found: true, sessionsEnded: ended.rowCount };
 }

@@ -12,8 +12,8 @@ import {
 } from './command.ts';
 
 /**
- * Provisioning commands of the operator CLI: organizations, users, API keys, maintenance, trackers,
- * contacts, telephony and phone numbers. Each is one operator API request (spec/operator-api.md);
+ * Provisioning commands of the operator CLI: organizations, users (and their passwords), API keys,
+ * maintenance, trackers, contacts, telephony and phone numbers. Each is one operator API request (spec/operator-api.md);
  * calls are in call-commands.ts. A path id that is not a UUID answers the API's own 404.
  */
 
@@ -116,6 +116,29 @@ export const PROVISIONING_COMMANDS: Command[] = [
     flags: { org },
     summary: "list an organization's users (owner first)",
     run: (c) => c.call({ method: 'GET', path: `/organizations/${enc(req(c, 'org'))}/users` }),
+  },
+  {
+    words: ['user', 'find'],
+    args: [],
+    flags: { email: { hint: 'email', required: true } },
+    summary: 'find a user of any organization by e-mail',
+    run: (c) => c.call({ method: 'GET', path: `/users?email=${enc(req(c, 'email'))}` }),
+  },
+  {
+    words: ['user', 'set-password'],
+    args: ['user-id'],
+    flags: {
+      password: { hint: 'password|-', required: true, help: '"-" reads it from stdin' },
+    },
+    summary: "set a user's console password; the user's sessions end",
+    run: async (c) => {
+      await c.call({
+        method: 'PUT',
+        path: `/users/${enc(c.args[0])}/password`,
+        json: { password: await secret(c, 'password') },
+      });
+      return { user_id: c.args[0], password_set: true };
+    },
   },
   {
     words: ['key', 'create'],

@@ -1,6 +1,7 @@
 import { CALL_COMMANDS } from './call-commands.ts';
 import type { Command } from './command.ts';
 import { PROVISIONING_COMMANDS } from './commands.ts';
+import { DEMO_COMMANDS } from './demo-commands.ts';
 import { EXPORT_COMMANDS } from './export-command.ts';
 import { LISTEN_COMMANDS } from './listen.ts';
 
@@ -12,6 +13,7 @@ import { LISTEN_COMMANDS } from './listen.ts';
 export const COMMANDS: Command[] = [
   ...PROVISIONING_COMMANDS,
   ...CALL_COMMANDS,
+  ...DEMO_COMMANDS,
   ...EXPORT_COMMANDS,
   ...LISTEN_COMMANDS,
 ];
@@ -26,4 +28,5 @@ export const TOPICS: Record<string, string> = {
   telephony: "an organization's Twilio account (operator API)",
   number: 'phone numbers (operator API)',
   call: 'calls: ingestion, lifecycle, deletion, reprocessing, outbound (operator API)',
+  demo: 'the demo organization of the first start on the embedded database (operator API)',
 };

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { createApiKey } from '../accounts/api-keys.ts';
 import { createOrganization } from '../accounts/organizations.ts';
@@ -10,9 +9,9 @@ import { normalizePhone } from '../domain/phone.ts';
 import { newId } from '../ids.ts';
 import { silentMp3 } from './demo-audio.ts';
 import { DEMO_CALLS, DEMO_COMPANY, type DemoCall, fullAnalysis } from './demo-calls.ts';
+import { DEMO_KEY_NAME, DEMO_KEY_SCOPES, DEMO_OWNER_EMAIL, newDemoPassword } from './demo-owner.ts';
 
-export const DEMO_OWNER_EMAIL = 'owner@demo-plumbing.example';
-export const DEMO_KEY_SCOPES = ['read.calls', 'read.recordings'];
+export { DEMO_KEY_SCOPES, DEMO_OWNER_EMAIL } from './demo-owner.ts';
 
 /** Thrown inside the seed transaction when another start seeded first: rolls it back quietly. */
 class AlreadySeeded extends Error {}
@@ -39,7 +38,7 @@ export async function seedDemoIfEmpty(deps: Deps): Promise<string | null> {
       const { bytes } = await deps.store.put(key, Readable.from([audio.bytes]));
       blobs.set(c.id, { key, bytes, duration: Math.round(audio.duration * 1000) / 1000 });
     }
-    const password = randomBytes(12).toString('base64url');
+    const password = newDemoPassword();
     const key = await deps.db.transaction(async (tx) => {
       // Serialises concurrent first starts; the loser finds an organization and seeds nothing.
       await tx.query('LOCK TABLE organizations IN SHARE ROW EXCLUSIVE MODE');
@@ -55,7 +54,7 @@ export async function seedDemoIfEmpty(deps: Deps): Promise<string | null> {
       const created = await createApiKey(tx, {
         organizationId: orgId,
         scopes: DEMO_KEY_SCOPES,
-        name: 'Demo key',
+        name: DEMO_KEY_NAME,
         now,
       });
       await createTracker(tx, {
@@ -87,6 +86,30 @@ export async function seedDemoIfEmpty(deps: Deps): Promise<string | null> {
     if (err instanceof AlreadySeeded) return null;
     throw err;
   }
+}
+
+/**
+ * Every later start on an embedded database that holds the demo organization: where its credentials
+ * were shown (the first start; the database keeps only their hashes, so they cannot be shown again)
+ * and how to get new ones. `resetCommand` is the reset as the operator types it in this setup (with
+ * DATA_DIR / ADMIN_PORT when they are not the CLI's defaults). Null when there is no demo owner, and
+ * always with DATABASE_URL (PostgreSQL is never seeded). Prints no secret.
+ */
+export async function demoLaterStartNotice(deps: Deps, o: { resetCommand: string }): Promise<string | null> {
+  if (deps.config.DATABASE_URL) return null;
+  const { rows } = await deps.db.query<{ organization_id: string; name: string }>(
+    `SELECT o.id AS organization_id, o.name FROM users u JOIN organizations o ON o.id = u.organization_id
+      WHERE lower(u.email) = $1`,
+    [DEMO_OWNER_EMAIL],
+  );
+  const demo = rows[0];
+  if (!demo) return null;
+  return [
+    `Demo data: "${demo.name}" (organization ${demo.organization_id}). Its console password and API key were printed once, by the first start, and are not kept.`,
+    `  Console: ${deps.config.publicBaseUrl}/app  e-mail ${DEMO_OWNER_EMAIL}`,
+    `  New password (--api-key: and a new API key): ${o.resetCommand}`,
+    `  Or start over: stop the service, delete ${deps.config.DATA_DIR} and start again (the first start prints new credentials).`,
+  ].join('\n');
 }
 
 async function insertDemoCall(

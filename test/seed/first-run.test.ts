@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * `callcap serve` on an empty DATA_DIR, as a new operator runs it: the first start seeds the demo
- * and prints the operator token, the demo key and the console login; the second start prints neither.
+ * and prints the operator token, the demo key and the console login; the second start prints none of
+ * them but where they were shown and the command that gives new ones, and that command works.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 let dataDir: string;
@@ -130,8 +131,9 @@ test('a first start on a busy PORT or ADMIN_PORT names the setting, exits 78 and
   // Nothing was seeded: the next test's first successful start still prints the demo credentials.
 });
 
-test('the first start seeds the demo and prints how to use it; the second start prints no secrets', async () => {
+test('the first start seeds the demo and prints how to use it; a later start names the reset, which works', async () => {
   const first = await serve();
+  let oldPassword = '';
   try {
     const b = first.banner;
     const publicPort = /listening on 127\.0\.0\.1:(\d+)/.exec(b)?.[1];
@@ -139,10 +141,11 @@ test('the first start seeds the demo and prints how to use it; the second start 
     const token = /Operator token \(saved in .*admin-token\): (cc_admin_[0-9a-f]+)/.exec(b)?.[1];
     const key = /API key \(read\.calls, read\.recordings; shown only now\): (cc_live_\S+)/.exec(b)?.[1];
     assert.ok(publicPort && operatorUrl && token && key, b);
-    assert.match(
-      b,
-      /Console: https:\/\/calls\.example\.test\/app {2}e-mail owner@demo-plumbing\.example {2}password \S+/,
-    );
+    oldPassword =
+      /Console: https:\/\/calls\.example\.test\/app {2}e-mail owner@demo-plumbing\.example {2}password (\S+)/.exec(
+        b,
+      )?.[1] ?? '';
+    assert.ok(oldPassword, b);
     assert.ok(
       b.includes(
         `curl -s -H "Authorization: Bearer ${key}" "https://calls.example.test/api/v1/calls?limit=5"`,
@@ -170,9 +173,79 @@ test('the first start seeds the demo and prints how to use it; the second start 
 
   const second = await serve();
   try {
-    assert.match(second.banner, /Call Capture Service is ready\./);
-    assert.doesNotMatch(second.banner, /Demo data|API key|Operator token|password/);
+    const b = second.banner;
+    assert.match(b, /Call Capture Service is ready\./);
+    // No secret again: no key, no operator token, no password; where they were and how to get new ones.
+    assert.doesNotMatch(b, /Demo data created|cc_live_|cc_admin_|Operator token/);
+    assert.ok(!b.includes(oldPassword), 'the old password is not printed again');
+    const publicPort = /listening on 127\.0\.0\.1:(\d+)/.exec(b)?.[1];
+    const adminPort = /Operator API {2}http:\/\/127\.0\.0\.1:(\d+)\/admin\/v1/.exec(b)?.[1];
+    const org = /^Demo data: "Demo Plumbing Co\." \(organization ([0-9a-f-]{36})\)\. /m.exec(b)?.[1];
+    assert.ok(publicPort && adminPort && org, b);
+    const notice = b.slice(b.indexOf('Demo data: '));
+    assert.equal(
+      notice,
+      [
+        `Demo data: "Demo Plumbing Co." (organization ${org}). Its console password and API key were printed once, by the first start, and are not kept.`,
+        '  Console: https://calls.example.test/app  e-mail owner@demo-plumbing.example',
+        `  New password (--api-key: and a new API key): DATA_DIR=${dataDir} ADMIN_PORT=${adminPort} npx callcap demo reset-password`,
+        `  Or start over: stop the service, delete ${dataDir} and start again (the first start prints new credentials).`,
+        '',
+        '',
+      ].join('\n'),
+    );
+
+    // The reset as printed (its environment, the CLI run by this node rather than npx): a new
+    // password that signs in, the old one no longer does.
+    const reset = await cli(['demo', 'reset-password'], { DATA_DIR: dataDir, ADMIN_PORT: adminPort });
+    assert.equal(reset.code, 0, reset.stderr);
+    assert.equal(reset.stderr, '');
+    const out = JSON.parse(reset.stdout);
+    assert.deepEqual(Object.keys(out), ['organization_id', 'user_id', 'email', 'password']);
+    assert.equal(out.organization_id, org);
+    assert.equal(out.email, 'owner@demo-plumbing.example');
+    assert.match(out.password, /^[A-Za-z0-9_-]{16}$/);
+    const signIn = (password: string) =>
+      fetch(`http://127.0.0.1:${publicPort}/app/api/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'owner@demo-plumbing.example', password }),
+      });
+    const old = await signIn(oldPassword);
+    assert.equal(old.status, 401);
+    assert.equal(((await old.json()) as { error: { code: string } }).error.code, 'UNAUTHORIZED');
+    const fresh = await signIn(out.password);
+    assert.equal(fresh.status, 200);
+    const session = (await fresh.json()) as { user_id: string; organization_id: string };
+    assert.deepEqual([session.user_id, session.organization_id], [out.user_id, org]);
   } finally {
     assert.equal(await stop(second.child), 0);
   }
 });
+
+/** `callcap <args>` run by this node from the repository, with `env` (and nothing else but PATH). */
+function cli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['src/cli.ts', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
+    children.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      children.delete(child);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

@@ -5,8 +5,10 @@ import { hashApiKey } from '../../src/accounts/api-key-format.ts';
 import { verifyPassword } from '../../src/accounts/passwords.ts';
 import { DAY } from '../../src/clock.ts';
 import { silentMp3 } from '../../src/seed/demo-audio.ts';
-import { DEMO_OWNER_EMAIL, seedDemoIfEmpty } from '../../src/seed/seed.ts';
+import { demoResetCommand } from '../../src/seed/demo-owner.ts';
+import { DEMO_OWNER_EMAIL, demoLaterStartNotice, seedDemoIfEmpty } from '../../src/seed/seed.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { adminHeaders } from '../helpers/http.ts';
 
 let h: Harness;
 let printed: string | null;
@@ -213,4 +215,57 @@ test('with DATABASE_URL set nothing is seeded, even on an empty database', async
   } finally {
     await other.close();
   }
+});
+
+test('a later start on the demo data says where its credentials were shown and how to get new ones', async () => {
+  const { rows } = await h.db.query<{ id: string }>('SELECT id FROM organizations');
+  const notice = await demoLaterStartNotice(h.deps, { resetCommand: 'npx callcap demo reset-password' });
+  assert.equal(
+    notice,
+    [
+      `Demo data: "Demo Plumbing Co." (organization ${rows[0].id}). Its console password and API key were printed once, by the first start, and are not kept.`,
+      '  Console: https://calls.example.test/app  e-mail owner@demo-plumbing.example',
+      '  New password (--api-key: and a new API key): npx callcap demo reset-password',
+      `  Or start over: stop the service, delete ${h.config.DATA_DIR} and start again (the first start prints new credentials).`,
+    ].join('\n'),
+  );
+  const key = /API key .*: (cc_live_\S+)/.exec(printed ?? '')?.[1] ?? '';
+  const password = /password (\S+)/.exec(printed ?? '')?.[1] ?? '';
+  assert.ok(key && password && !notice?.includes(key) && !notice?.includes(password), 'no secret in it');
+});
+
+test('no later-start notice without the demo owner, nor with DATABASE_URL', async () => {
+  const other = await createHarness();
+  const pg = await createHarness({ DATABASE_URL: 'postgres://operator@db.example.test:5432/callcap' });
+  try {
+    const org = (h: Harness, email: string) =>
+      h.operator.inject({
+        method: 'POST',
+        url: '/admin/v1/organizations',
+        headers: adminHeaders,
+        payload: { name: 'Acme', owner_email: email, owner_password: 'long enough' },
+      });
+    assert.equal((await org(other, 'someone@acme.example')).statusCode, 201);
+    assert.equal(await demoLaterStartNotice(other.deps, { resetCommand: 'x' }), null);
+    assert.equal((await org(pg, DEMO_OWNER_EMAIL)).statusCode, 201);
+    assert.equal(await demoLaterStartNotice(pg.deps, { resetCommand: 'x' }), null);
+  } finally {
+    await other.close();
+    await pg.close();
+  }
+});
+
+test('the reset command names the settings the CLI would otherwise get wrong, and never a token', () => {
+  const defaults = { dataDir: './data', adminTokenFromEnv: false, adminHost: '127.0.0.1', adminPort: 3001 };
+  assert.equal(demoResetCommand(defaults), 'npx callcap demo reset-password');
+  assert.equal(demoResetCommand({ ...defaults, dataDir: 'data/' }), 'npx callcap demo reset-password');
+  assert.equal(demoResetCommand({ ...defaults, adminHost: '0.0.0.0' }), 'npx callcap demo reset-password');
+  assert.equal(
+    demoResetCommand({ ...defaults, dataDir: '/srv/callcap data', adminPort: 4001 }),
+    "DATA_DIR='/srv/callcap data' ADMIN_PORT=4001 npx callcap demo reset-password",
+  );
+  assert.equal(
+    demoResetCommand({ ...defaults, dataDir: '/srv/x', adminTokenFromEnv: true, adminHost: '10.0.0.5' }),
+    'ADMIN_TOKEN=<the operator token> ADMIN_HOST=10.0.0.5 npx callcap demo reset-password',
+  );
 });

@@ -19,10 +19,12 @@ import { organizationRoutes } from './organizations.ts';
 import { outboundCallRoutes } from './outbound-calls.ts';
 import { recordingOperatorRoutes } from './recordings.ts';
 import { telephonyOperatorRoutes } from './telephony.ts';
+import { userRoutes } from './users.ts';
 
 /**
  * The operator listener (ADMIN_HOST:ADMIN_PORT), assembled here: /healthz and /readyz (no auth), /metrics and
- * /admin/v1 (Bearer ADMIN_TOKEN): provisioning, call ingestion, contacts, recordings, maintenance.
+ * /admin/v1 (Bearer ADMIN_TOKEN): provisioning (organizations, users and their passwords, keys), call
+ * ingestion, contacts, recordings, maintenance.
  */
 export async function buildOperatorApp(
   deps: Deps,
@@ -52,6 +54,7 @@ export async function buildOperatorApp(
       admin.addHook('onRequest', operatorAuth(deps));
       await admin.register(organizationRoutes(deps));
       await admin.register(apiKeyRoutes(deps));
+      await admin.register(userRoutes(deps));
       await admin.register(maintenanceRoutes(deps));
       await admin.register(ingestionRoutes(deps, { jobs }));
       await admin.register(callProcessingRoutes(deps, { jobs }));
