@@ -29,6 +29,8 @@ export interface OpenAiAnalysisOptions {
   apiKey?: string;
   model?: string;
   timeoutMs: number;
+  /** most bytes of an answer read (PROVIDER_MAX_ANSWER_BYTES; http.ts) */
+  maxAnswerBytes?: number;
   clock: Clock;
 }
 
@@ -51,6 +53,7 @@ export function openAiAnalysis(opts: OpenAiAnalysisOptions): AnalysisProvider {
   const http: ProviderHttp = {
     provider: name,
     timeoutMs: opts.timeoutMs,
+    maxAnswerBytes: opts.maxAnswerBytes,
     clock: opts.clock,
     secrets: opts.apiKey ? [opts.apiKey] : [],
   };
