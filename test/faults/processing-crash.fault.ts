@@ -98,7 +98,7 @@ test('kill -9 of a worker mid-stage: the next worker processes the call within a
   const killedAt = Date.now();
   assert.equal(await victim.exited(), 'SIGKILL');
   const leaseLeftMs = held.lease_expires_at!.getTime() - killedAt;
-  const next = await worker();
+  await worker(); // the next worker (stopped by after())
   const startedAt = Date.now();
   const ms = await waitFor(
     'the call processed by the next worker',
