@@ -132,6 +132,17 @@ const schema = z.object({
   ANALYSIS_MODEL: z.string().min(1).max(200).default('gpt-5-mini'),
   /** Time-out of one analysis request in ms. */
   ANALYSIS_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
+  /**
+   * Most bytes of one speech-to-text or analysis answer read (docs/capture.md "Limits"): a longer
+   * answer is dropped at the limit, its connection closed, and the stage fails (answer_too_large).
+   * 32 MiB holds a four-hour call's transcription; raise it only for longer calls.
+   */
+  PROVIDER_MAX_ANSWER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(64 * 1024)
+    .max(1024 ** 3)
+    .default(32 * 1024 * 1024),
   /** Log level of the JSON logger. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

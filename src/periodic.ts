@@ -1,4 +1,4 @@
-import { SECOND } from './clock.ts';
+import { type Clock, SECOND } from './clock.ts';
 import type { Deps } from './deps.ts';
 
 /** A job the worker role runs every `periodMs` (docs/operations.md "Periodic jobs"). */
@@ -28,37 +28,71 @@ export function startPeriodicJobs(
   jobs: readonly PeriodicJob[],
   opts: { tickMs?: number } = {},
 ): () => Promise<void> {
-  const slots = jobs.map((job) => ({
-    job,
-    lastStart: null as number | null,
-    running: null as Promise<void> | null,
-  }));
+  const stops = jobs.map((job) =>
+    onTheClock(deps.clock, {
+      periodMs: job.periodMs,
+      firstRun: 'at-start',
+      tickMs: opts.tickMs ?? SCHEDULER_TICK_MS,
+      run: () =>
+        Promise.resolve()
+          .then(() => job.run())
+          .then(
+            () => undefined,
+            (err: Error) =>
+              deps.log.error({ job: job.name, err: err?.message ?? String(err) }, 'periodic job failed'),
+          ),
+    }),
+  );
+  return async () => {
+    await Promise.all(stops.map((stop) => stop()));
+  };
+}
+
+/**
+ * A heartbeat for as long as one piece of work runs (a processing job's lease,
+ * src/capture/jobs/runner.ts): beat() runs one period after the start and then whenever `periodMs`
+ * has passed on `clock` since the previous beat started, with the periodic jobs' rules (due by the
+ * clock, looked at every `tickMs` of real time; never two beats at once). beat() handles its own
+ * failures. Returns the function that stops it and waits for a beat in progress, so no beat lands
+ * after the work's own final write.
+ */
+export function startHeartbeat(
+  clock: Clock,
+  p: { periodMs: number; beat: () => Promise<void>; tickMs?: number },
+): () => Promise<void> {
+  return onTheClock(clock, {
+    periodMs: p.periodMs,
+    firstRun: 'after-a-period',
+    tickMs: p.tickMs ?? SCHEDULER_TICK_MS,
+    run: p.beat,
+  });
+}
+
+/** The one schedule of startPeriodicJobs and startHeartbeat; `run` must not reject. */
+function onTheClock(
+  clock: Clock,
+  p: { periodMs: number; firstRun: 'at-start' | 'after-a-period'; tickMs: number; run: () => Promise<void> },
+): () => Promise<void> {
+  let lastStart: number | null = p.firstRun === 'at-start' ? null : clock.now().getTime();
+  let running: Promise<void> | null = null;
   let stopped = false;
   const tick = () => {
-    const now = deps.clock.now().getTime();
-    for (const slot of slots) {
-      if (stopped || slot.running) continue;
-      const last = slot.lastStart;
-      const due = last === null || now >= last + slot.job.periodMs || now < last;
-      if (!due) continue;
-      slot.lastStart = now;
-      slot.running = Promise.resolve()
-        .then(() => slot.job.run())
-        .then(
-          () => undefined,
-          (err: Error) =>
-            deps.log.error({ job: slot.job.name, err: err?.message ?? String(err) }, 'periodic job failed'),
-        )
-        .finally(() => {
-          slot.running = null;
-        });
-    }
+    if (stopped || running) return;
+    const now = clock.now().getTime();
+    const due = lastStart === null || now >= lastStart + p.periodMs || now < lastStart;
+    if (!due) return;
+    lastStart = now;
+    running = Promise.resolve()
+      .then(p.run)
+      .finally(() => {
+        running = null;
+      });
   };
   tick();
-  const timer = setInterval(tick, opts.tickMs ?? SCHEDULER_TICK_MS);
+  const timer = setInterval(tick, p.tickMs);
   return async () => {
     stopped = true;
     clearInterval(timer);
-    await Promise.all(slots.map((s) => s.running));
+    await running;
   };
 }

@@ -84,7 +84,8 @@ export function periodicJobs(deps: Deps, mailer: Mailer): PeriodicJob[] {
 /**
  * Starts the worker role: webhook deliveries (LISTEN + poll), the processing jobs (LISTEN + poll,
  * src/capture/jobs/) and the periodic jobs, each due by deps.clock (a test moves a fake clock and
- * sees them run). tickMs: how often the scheduler looks at the clock (SCHEDULER_TICK_MS).
+ * sees them run). tickMs: how often the scheduler, and a running processing job's lease heartbeat,
+ * look at the clock (SCHEDULER_TICK_MS).
  * stageHandlers: processing stages beyond capture's own — the telephony adapter's download stage
  * is plugged in here by the composition root (server.ts). Returns the function that stops
  * everything, waiting for the attempts and job runs in progress.
@@ -99,6 +100,7 @@ export async function startWorkers(
   const processing = createJobRunner(deps, {
     handlers: { ...captureStageHandlers(), download: downloadStage, ...opts.stageHandlers },
     pollIntervalMs: opts.jobsPollIntervalMs,
+    tickMs: opts.tickMs,
   });
   await processing.start();
   const stopJobs = startPeriodicJobs(deps, periodicJobs(deps, mailer), opts);

@@ -100,10 +100,13 @@ export interface AnalysisProvider {
  * - `retryable`: time-out, connection error, 429, 5xx — retried with backoff, `retryAfterMs` honoured;
  * - `fatal`: any other 4xx, an answer that cannot be parsed — the job fails, `message` kept for the operator;
  * - `too_large`: the audio exceeds the provider's limit — the job fails at once with a clear error;
+ * - `answer_too_large`: the provider's answer passed PROVIDER_MAX_ANSWER_BYTES — it was not read
+ *   further, and the job fails at once (the same input would most likely be answered the same way,
+ *   and a transcription is billed per run);
  * - `invalid_output`: an analysis that broke the schema after its one retry — the call is marked
  *   needs_review and its analysis stays null.
  */
-export type ProviderErrorKind = 'retryable' | 'fatal' | 'too_large' | 'invalid_output';
+export type ProviderErrorKind = 'retryable' | 'fatal' | 'too_large' | 'answer_too_large' | 'invalid_output';
 
 export class ProviderError extends Error {
   readonly kind: ProviderErrorKind;

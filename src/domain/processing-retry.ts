@@ -14,7 +14,7 @@ export const RETRY_CAP_MS = 60 * 60_000;
  */
 export const RETRY_AFTER_MAX_MS = 6 * 60 * 60_000;
 
-export type FailureKind = 'retryable' | 'fatal' | 'too_large' | 'invalid_output';
+export type FailureKind = 'retryable' | 'fatal' | 'too_large' | 'answer_too_large' | 'invalid_output';
 
 export type RetryVerdict =
   | { verdict: 'retry'; delayMs: number }

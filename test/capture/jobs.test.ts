@@ -19,7 +19,7 @@ import { eventsOf, typesOf } from '../helpers/events.ts';
 import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { admin, bearer, errorBody, errorJson } from '../helpers/http.ts';
-import { settleJobs, testRunner } from '../helpers/jobs.ts';
+import { STALLED, settleJobs, testRunner } from '../helpers/jobs.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const MAX_ATTEMPTS = 4;
@@ -312,7 +312,8 @@ test('a run that outlived its lease while another runner finished the job drops 
     return analyzeByRules(input);
   });
   const id = await queuedCall();
-  const slow = testRunner(h.deps, { owner: 'slow' });
+  // its heartbeat stalled (a worker cut off from the database): the lease runs out while it runs
+  const slow = testRunner(h.deps, { owner: 'slow', tickMs: STALLED });
   const slowRun = slow.runCall(id);
   await waitFor(async () => runs === 1, 'the slow run to start');
   h.clock.advance(LEASE_MS);

@@ -50,6 +50,7 @@ test('retryVerdict: the table', () => {
     // no retry for what cannot get better by waiting
     [{ kind: 'fatal', attempts: 1, maxAttempts: 8, random: 0 }, { verdict: 'failed' }],
     [{ kind: 'too_large', attempts: 1, maxAttempts: 8, random: 0 }, { verdict: 'failed' }],
+    [{ kind: 'answer_too_large', attempts: 1, maxAttempts: 8, random: 0 }, { verdict: 'failed' }],
     [{ kind: 'invalid_output', attempts: 1, maxAttempts: 8, random: 0 }, { verdict: 'needs_review' }],
   ];
   for (const [input, expected] of rows)

@@ -4,16 +4,29 @@ import type { StageHandlers } from '../../src/capture/jobs/types.ts';
 import { downloadStage } from '../../src/capture/telephony/twilio/download.ts';
 import type { Deps } from '../../src/deps.ts';
 
-/** A runner with capture's stages (plus `handlers`), not started: tests call drain() / runOnce(). */
+/** A heartbeat tick that never comes within a test: the runner of a stalled (or partitioned) worker. */
+export const STALLED = 2 ** 31 - 1;
+
+/**
+ * A runner with capture's stages (plus `handlers`), not started: tests call drain() / runOnce().
+ * tickMs: how often a running job's lease heartbeat looks at the (fake) clock; STALLED never.
+ */
 export function testRunner(
   deps: Deps,
-  opts: { handlers?: StageHandlers; owner?: string; random?: () => number; leaseMs?: number } = {},
+  opts: {
+    handlers?: StageHandlers;
+    owner?: string;
+    random?: () => number;
+    leaseMs?: number;
+    tickMs?: number;
+  } = {},
 ): JobRunner {
   return createJobRunner(deps, {
     handlers: { ...captureStageHandlers(), ...opts.handlers },
     owner: opts.owner,
     random: opts.random ?? (() => 0.5),
     leaseMs: opts.leaseMs,
+    tickMs: opts.tickMs,
   });
 }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FakeClock, HOUR, MINUTE } from '../../src/clock.ts';
 import type { Deps } from '../../src/deps.ts';
-import { type PeriodicJob, startPeriodicJobs } from '../../src/periodic.ts';
+import { type PeriodicJob, startHeartbeat, startPeriodicJobs } from '../../src/periodic.ts';
 
 /** The scheduler alone: a fake clock, a logger that records errors, jobs that count their runs. */
 function setup() {
@@ -150,6 +150,43 @@ test('a clock stepped backwards makes the job due instead of silencing it until 
     await ticks();
     assert.equal(runs, 2);
   } finally {
+    await stop();
+  }
+});
+
+test('a heartbeat beats one period after its start, not at it, then every period on the clock; stop waits for a beat', async () => {
+  const { clock } = setup();
+  const gates: Array<() => void> = [];
+  const stop = startHeartbeat(clock, {
+    periodMs: 10_000,
+    tickMs: TICK_MS,
+    beat: () => new Promise<void>((resolve) => gates.push(resolve)),
+  });
+  let stopped = false;
+  try {
+    await ticks();
+    assert.equal(gates.length, 0, 'no beat at the start: the work was just leased');
+    clock.advance(9_999);
+    await ticks();
+    assert.equal(gates.length, 0);
+    clock.advance(1);
+    await ticks();
+    assert.equal(gates.length, 1);
+    clock.advance(60_000);
+    await ticks();
+    assert.equal(gates.length, 1, 'never two beats at once');
+    const stopping = stop().then(() => {
+      stopped = true;
+    });
+    await ticks();
+    assert.equal(stopped, false, 'stop waits for the beat in progress');
+    gates[0]();
+    await stopping;
+    clock.advance(60_000);
+    await ticks();
+    assert.equal(gates.length, 1, 'no beat after stop');
+  } finally {
+    for (const open of gates) open();
     await stop();
   }
 });

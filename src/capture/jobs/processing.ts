@@ -27,7 +27,7 @@ export interface StageView {
   max_attempts: number;
   /** the last failure (the provider's message, credentials scrubbed), or null */
   last_error: string | null;
-  /** retryable, fatal, too_large or invalid_output; null without an error */
+  /** retryable, fatal, too_large, answer_too_large or invalid_output; null without an error */
   last_error_kind: string | null;
   /** when a pending or waiting stage runs next (ISO 8601); null while running or when final */
   next_attempt_at: string | null;

@@ -1,9 +1,12 @@
 /**
  * The processing job runner (docs/capture.md "Processing jobs"). Several may run, in one or many
  * processes, against one database: the claim (FOR UPDATE SKIP LOCKED + lease, ./sql/claim-jobs.ts)
- * gives each job to one runner at a time, a running job's lease is renewed every third of its
- * length, and a dead worker's job is due again when its lease runs out. Every write of a run is
- * fenced by the lease (./sql/finish-job.ts lockRun): a run that lost its lease writes nothing.
+ * gives each job to one runner at a time. The lease is short (LEASE_MS, 30 s) and a running job
+ * renews it by a heartbeat every third of its length (src/periodic.ts startHeartbeat: due by
+ * deps.clock), so a stage may run for as long as its provider takes while a dead worker's job is due
+ * again within 30 s. A heartbeat that finds the lease gone (another runner took the job) aborts the
+ * stage. Every write of a run is fenced by the lease (./sql/finish-job.ts lockRun): a run that lost
+ * its lease writes nothing.
  *
  * Two ways in:
  * - the worker role: start() LISTENs on processing_jobs (an enqueue notifies at commit) and polls
@@ -21,6 +24,7 @@ import type { Deps } from '../../deps.ts';
 import { ProviderError } from '../../domain/capture-providers.ts';
 import { type FailureKind, retryVerdict } from '../../domain/processing-retry.ts';
 import { processingJobRuns } from '../../observability/metrics.ts';
+import { startHeartbeat } from '../../periodic.ts';
 import { JOBS_CHANNEL } from './enqueue.ts';
 import { operatorMessage } from './error-message.ts';
 import { claimJobs, extendLease, releaseJob } from './sql/claim-jobs.ts';
@@ -34,8 +38,11 @@ import {
 } from './sql/finish-job.ts';
 import { type ClaimedJob, STAGES, type Stage, type StageHandlers, type StageOutcome } from './types.ts';
 
-/** A claimed job is this runner's for 5 minutes, renewed while it runs (a long transcription takes minutes). */
-export const LEASE_MS = 5 * 60_000;
+/**
+ * A claimed job is this runner's for 30 s, renewed every 10 s while it runs (a long transcription
+ * takes minutes): a job whose worker died (kill -9, a lost machine) runs again within 30 s.
+ */
+export const LEASE_MS = 30_000;
 /** Poll for retries that fell due and for expired leases (notifications cover new work). */
 export const POLL_INTERVAL_MS = 1_000;
 
@@ -49,6 +56,8 @@ export interface JobRunnerOptions {
   owner?: string;
   /** jitter source, [0, 1) */
   random?: () => number;
+  /** how often, in real time, a running job's heartbeat looks at the clock (SCHEDULER_TICK_MS) */
+  tickMs?: number;
 }
 
 export interface JobRunner {
@@ -104,28 +113,34 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     const handler = opts.handlers[job.stage]!;
     const lease = new AbortController();
     const signal = AbortSignal.any([lease.signal, stopping.signal]);
-    const renew = setInterval(() => {
-      const now = deps.clock.now();
-      extendLease(deps.db, {
-        id: job.id,
-        owner,
-        attempts: job.attempts,
-        leaseUntil: new Date(now.getTime() + leaseMs),
-        now,
-      }).then(
-        (mine) => {
+    // A failed renewal (the database unreachable) is only logged: the next beat tries again, and
+    // the lease fences the run's writes if another runner took the job meanwhile.
+    const stopHeartbeat = startHeartbeat(deps.clock, {
+      periodMs: leaseMs / 3,
+      tickMs: opts.tickMs,
+      beat: async () => {
+        const now = deps.clock.now();
+        try {
+          const mine = await extendLease(deps.db, {
+            id: job.id,
+            owner,
+            attempts: job.attempts,
+            leaseUntil: new Date(now.getTime() + leaseMs),
+            now,
+          });
           if (!mine) lease.abort(new LeaseLost(job));
-        },
-        (err: Error) => deps.log.warn({ err: err.message, jobId: job.id }, 'processing lease renewal failed'),
-      );
-    }, leaseMs / 3);
+        } catch (err) {
+          deps.log.warn({ err: (err as Error).message, jobId: job.id }, 'processing lease renewal failed');
+        }
+      },
+    });
     let outcome: StageOutcome | { kind: 'error'; err: unknown };
     try {
       outcome = await handler({ deps, job, signal });
     } catch (err) {
       outcome = { kind: 'error', err };
     } finally {
-      clearInterval(renew);
+      await stopHeartbeat();
     }
     if (outcome.kind === 'error' && stopping.signal.aborted) {
       // Interrupted by stop(), not failed: handed back at once, the run not counted.

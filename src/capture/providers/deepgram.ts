@@ -36,6 +36,8 @@ export interface DeepgramOptions {
   model?: string;
   maxUploadBytes?: number;
   timeoutMs: number;
+  /** most bytes of an answer read (PROVIDER_MAX_ANSWER_BYTES; http.ts) */
+  maxAnswerBytes?: number;
   clock: Clock;
 }
 
@@ -55,6 +57,7 @@ export function deepgramTranscription(opts: DeepgramOptions): TranscriptionProvi
   const http: ProviderHttp = {
     provider: name,
     timeoutMs: opts.timeoutMs,
+    maxAnswerBytes: opts.maxAnswerBytes,
     clock: opts.clock,
     secrets: opts.apiKey ? [opts.apiKey] : [],
   };

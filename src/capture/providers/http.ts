@@ -6,6 +6,11 @@ import { ProviderError } from './types.ts';
  * time-out and connection errors, 429 and 5xx are `retryable` (with Retry-After honoured), any other
  * 4xx is `fatal` with the provider's own message kept (trimmed, the key never in it), and an answer
  * that is not JSON is `fatal`.
+ *
+ * The answer is read as a stream, never more than a limit: a 2xx body longer than `maxAnswerBytes`
+ * (PROVIDER_MAX_ANSWER_BYTES) is `answer_too_large` — the connection is closed at the limit, so a
+ * provider (or a wrong base URL) answering gigabytes costs at most the limit in memory and traffic.
+ * An error answer (4xx, 5xx) is read up to ERROR_BODY_MAX only: its message is cut short anyway.
  */
 
 export interface ProviderHttp {
@@ -14,8 +19,17 @@ export interface ProviderHttp {
   clock: Clock;
   /** secrets that must never appear in a message we keep (the API key) */
   secrets: string[];
+  /** most bytes of a successful answer read (PROVIDER_MAX_ANSWER_BYTES); default DEFAULT_MAX_ANSWER_BYTES */
+  maxAnswerBytes?: number;
 }
 
+/**
+ * The default PROVIDER_MAX_ANSWER_BYTES, 32 MiB: a four-hour dual-channel call's Deepgram answer
+ * (utterances and words of both channels) is around 20 MB; an analysis answer a few kilobytes.
+ */
+export const DEFAULT_MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+/** Most bytes of an error answer read: the message kept is MESSAGE_MAX characters at most. */
+const ERROR_BODY_MAX = 64 * 1024;
 /** Longest provider message kept on an error (the operator reads it; a whole HTML page is noise). */
 const MESSAGE_MAX = 500;
 /** Longest Retry-After we take from a provider; beyond it the runner's own backoff rules. */
@@ -27,7 +41,9 @@ export async function postJson(
   init: { headers: Record<string, string>; body: RequestInit['body']; signal?: AbortSignal; duplex?: 'half' },
 ): Promise<unknown> {
   const timeout = AbortSignal.timeout(h.timeoutMs);
-  const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+  // aborted by us when an answer passes its limit: the connection is closed, nothing more is read
+  const cut = new AbortController();
+  const signal = AbortSignal.any(init.signal ? [init.signal, timeout, cut.signal] : [timeout, cut.signal]);
   let res: Response;
   try {
     res = await fetch(url, {
@@ -40,10 +56,29 @@ export async function postJson(
   } catch (err) {
     throw networkError(h, err, timeout, init.signal);
   }
+  const failed = res.status >= 400;
+  const maxAnswerBytes = h.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
+  const limit = failed ? Math.min(ERROR_BODY_MAX, maxAnswerBytes) : maxAnswerBytes;
+  const answerTooLarge = () => {
+    cut.abort();
+    return new ProviderError(
+      h.provider,
+      'answer_too_large',
+      `${h.provider} answered ${res.status} with a body over ${maxAnswerBytes} bytes, the most this service reads (PROVIDER_MAX_ANSWER_BYTES); the answer was dropped`,
+      { status: res.status },
+    );
+  };
+  const declared = Number(res.headers.get('content-length') ?? Number.NaN);
+  if (!failed && declared > limit) throw answerTooLarge();
   let text: string;
   try {
-    text = await res.text();
+    const read = await readAtMost(res, limit);
+    // an error answer is only read for its message: the part within the limit is enough
+    if (read.over && !failed) throw answerTooLarge();
+    if (read.over) cut.abort();
+    text = read.text;
   } catch (err) {
+    if (err instanceof ProviderError) throw err;
     throw networkError(h, err, timeout, init.signal);
   }
   if (res.status === 429 || res.status >= 500) {
@@ -75,6 +110,29 @@ export async function postJson(
       },
     );
   }
+}
+
+/**
+ * The body as text, read chunk by chunk up to `limit` bytes; `over` when there was more (the rest is
+ * not read: the caller closes the connection). Never holds more than limit + one chunk.
+ */
+async function readAtMost(res: Response, limit: number): Promise<{ text: string; over: boolean }> {
+  if (!res.body) return { text: '', over: false };
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (total + value.byteLength > limit) {
+      chunks.push(value.subarray(0, limit - total));
+      reader.cancel().catch(() => {});
+      return { text: Buffer.concat(chunks).toString('utf8'), over: true };
+    }
+    total += value.byteLength;
+    chunks.push(value);
+  }
+  return { text: Buffer.concat(chunks).toString('utf8'), over: false };
 }
 
 function networkError(

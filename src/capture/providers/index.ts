@@ -24,6 +24,7 @@ export type ProviderConfig = Pick<
   | 'ANALYSIS_API_KEY'
   | 'ANALYSIS_MODEL'
   | 'ANALYSIS_TIMEOUT_MS'
+  | 'PROVIDER_MAX_ANSWER_BYTES'
 >;
 
 /** The speech-to-text provider, or null for TRANSCRIPTION_PROVIDER=none (transcripts come through the operator API). */
@@ -37,6 +38,7 @@ export function transcriptionProviderFromConfig(
     model: config.TRANSCRIPTION_MODEL,
     maxUploadBytes: config.TRANSCRIPTION_MAX_UPLOAD_BYTES,
     timeoutMs: config.TRANSCRIPTION_TIMEOUT_MS,
+    maxAnswerBytes: config.PROVIDER_MAX_ANSWER_BYTES,
     clock,
   };
   switch (config.TRANSCRIPTION_PROVIDER) {
@@ -61,6 +63,7 @@ export function analysisProviderFromConfig(
         apiKey: config.ANALYSIS_API_KEY,
         model: config.ANALYSIS_MODEL,
         timeoutMs: config.ANALYSIS_TIMEOUT_MS,
+        maxAnswerBytes: config.PROVIDER_MAX_ANSWER_BYTES,
         clock,
       });
     case 'rules':

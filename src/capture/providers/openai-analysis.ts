@@ -35,6 +35,8 @@ export interface OpenAiAnalysisOptions {
   apiKey?: string;
   model?: string;
   timeoutMs: number;
+  /** most bytes of an answer read (PROVIDER_MAX_ANSWER_BYTES; http.ts) */
+  maxAnswerBytes?: number;
   clock: Clock;
 }
 
@@ -57,6 +59,7 @@ export function openAiAnalysis(opts: OpenAiAnalysisOptions): AnalysisProvider {
   const http: ProviderHttp = {
     provider: name,
     timeoutMs: opts.timeoutMs,
+    maxAnswerBytes: opts.maxAnswerBytes,
     clock: opts.clock,
     secrets: opts.apiKey ? [opts.apiKey] : [],
   };

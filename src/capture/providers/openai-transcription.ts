@@ -44,6 +44,8 @@ export interface OpenAiTranscriptionOptions {
   model?: string;
   maxUploadBytes?: number;
   timeoutMs: number;
+  /** most bytes of an answer read (PROVIDER_MAX_ANSWER_BYTES; http.ts) */
+  maxAnswerBytes?: number;
   clock: Clock;
   /** the longest dual-channel recording transcribed, in seconds; default MAX_RECORDING_SECONDS */
   maxRecordingSeconds?: number;
@@ -79,6 +81,7 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
   const http: ProviderHttp = {
     provider: name,
     timeoutMs: opts.timeoutMs,
+    maxAnswerBytes: opts.maxAnswerBytes,
     clock: opts.clock,
     secrets: opts.apiKey ? [opts.apiKey] : [],
   };

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { parseRetryAfter } from '../../../src/capture/providers/http.ts';
@@ -10,6 +11,7 @@ import {
 import type { TranscriptionInput, TranscriptionProvider } from '../../../src/capture/providers/types.ts';
 import { FakeClock } from '../../../src/clock.ts';
 import { loadConfig } from '../../../src/config.ts';
+import { startEndlessAnswer } from '../../helpers/endless-answer.ts';
 import { type FakeProviders, startFakeProviders } from '../../helpers/fake-providers.ts';
 import { monoMp3 } from '../../helpers/stereo-mp3.ts';
 
@@ -221,6 +223,98 @@ test('a 200 whose body is not JSON is fatal', async () => {
   }
 });
 
+/**
+ * What a client that stops at its limit may still have been sent when it closed the connection: the
+ * server's socket send buffer and the client's receive buffer (Linux: at most tcp_wmem's 4 MiB and
+ * tcp_rmem's 32 MiB by default) and one read in flight. A client that buffers the answer reads all of it.
+ */
+const SOCKET_SLACK = 48 * 1024 * 1024;
+const MiB = 1024 * 1024;
+
+test('a 200 answer longer than PROVIDER_MAX_ANSWER_BYTES is answer_too_large: the connection is closed at the limit, never read to its end', async () => {
+  const offered = 256 * MiB;
+  const srv = await startEndlessAnswer({ offerBytes: offered });
+  try {
+    const ps = providers({
+      TRANSCRIPTION_BASE_URL: srv.url,
+      ANALYSIS_BASE_URL: srv.url,
+      TRANSCRIPTION_TIMEOUT_MS: '60000',
+      ANALYSIS_TIMEOUT_MS: '60000',
+      PROVIDER_MAX_ANSWER_BYTES: String(MiB),
+    });
+    for (const [i, p] of ps.entries()) {
+      await assert.rejects(p.run(), {
+        name: 'ProviderError',
+        kind: 'answer_too_large',
+        provider: p.name,
+        status: 200,
+        message: `${p.name} answered 200 with a body over 1048576 bytes, the most this service reads (PROVIDER_MAX_ANSWER_BYTES); the answer was dropped`,
+      });
+      const written = (await srv.closed(i + 1))[i];
+      console.log(`${p.route}: ${written} bytes written of ${offered} offered when the client closed`);
+      assert.ok(written <= MiB + SOCKET_SLACK, `${p.route}: ${written} bytes written`);
+    }
+    assert.deepEqual(
+      srv.requests.map((r) => r.path.split('?')[0]),
+      ['/audio/transcriptions', '/v1/listen', '/chat/completions'],
+    );
+  } finally {
+    await srv.close();
+  }
+});
+
+test('an error answer is read for its message only: a 503 that never ends is retryable, cut at 64 KiB', async () => {
+  const srv = await startEndlessAnswer({
+    status: 503,
+    offerBytes: 256 * MiB,
+    block: Buffer.alloc(64 * 1024, 'x'),
+  });
+  try {
+    const ps = providers({
+      TRANSCRIPTION_BASE_URL: srv.url,
+      ANALYSIS_BASE_URL: srv.url,
+      TRANSCRIPTION_TIMEOUT_MS: '60000',
+      ANALYSIS_TIMEOUT_MS: '60000',
+    });
+    for (const [i, p] of ps.entries()) {
+      await assert.rejects(p.run(), (err: { kind: string; status: number; message: string }) => {
+        assert.equal(err.kind, 'retryable');
+        assert.equal(err.status, 503);
+        assert.equal(err.message, `${p.name} answered 503: {"text":"${'x'.repeat(490)}…`);
+        return true;
+      });
+      const written = (await srv.closed(i + 1))[i];
+      assert.ok(written <= 64 * 1024 + SOCKET_SLACK, `${p.route}: ${written} bytes written`);
+    }
+  } finally {
+    await srv.close();
+  }
+});
+
+test('a 200 whose Content-Length is over the limit is refused before its body is read', async () => {
+  // headers promise 100 MiB, then the body stalls: only the header can end this request in time
+  const srv = createHttpServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(100 * MiB) });
+      res.write('{"text":"');
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+  try {
+    const [openai] = providers({
+      TRANSCRIPTION_BASE_URL: url,
+      TRANSCRIPTION_TIMEOUT_MS: '60000',
+      PROVIDER_MAX_ANSWER_BYTES: String(MiB),
+    });
+    await assert.rejects(openai.run(), { kind: 'answer_too_large', status: 200 });
+  } finally {
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  }
+});
+
 test('Retry-After: seconds, HTTP dates (past ones are 0), garbage and absence', () => {
   const now = new Date('2026-06-15T10:00:00.000Z');
   assert.equal(parseRetryAfter('0', now), 0);
@@ -266,6 +360,13 @@ test('settings: defaults, the factory, and invalid values that name the setting'
   assert.throws(() => loadConfig({ TRANSCRIPTION_TIMEOUT_MS: '10' }), /TRANSCRIPTION_TIMEOUT_MS/);
   assert.throws(() => loadConfig({ ANALYSIS_TIMEOUT_MS: 'soon' }), /ANALYSIS_TIMEOUT_MS/);
   assert.throws(() => loadConfig({ TRANSCRIPTION_MAX_UPLOAD_BYTES: '5' }), /TRANSCRIPTION_MAX_UPLOAD_BYTES/);
+  assert.equal(d.PROVIDER_MAX_ANSWER_BYTES, 32 * 1024 * 1024);
+  assert.equal(loadConfig({ PROVIDER_MAX_ANSWER_BYTES: '1048576' }).PROVIDER_MAX_ANSWER_BYTES, 1048576);
+  assert.throws(() => loadConfig({ PROVIDER_MAX_ANSWER_BYTES: '1000' }), /PROVIDER_MAX_ANSWER_BYTES/);
+  assert.throws(
+    () => loadConfig({ PROVIDER_MAX_ANSWER_BYTES: String(2 * 1024 ** 3) }),
+    /PROVIDER_MAX_ANSWER_BYTES/,
+  );
   assert.throws(() => loadConfig({ TRANSCRIPTION_PROVIDER: 'deepgram' }), /TRANSCRIPTION_API_KEY: required/);
   assert.throws(() => loadConfig({ ANALYSIS_PROVIDER: 'openai' }), /ANALYSIS_API_KEY: required/);
   // a key never appears in a configuration error
