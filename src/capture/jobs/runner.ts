@@ -25,6 +25,7 @@ import { ProviderError } from '../../domain/capture-providers.ts';
 import { type FailureKind, retryVerdict } from '../../domain/processing-retry.ts';
 import { processingJobRuns } from '../../observability/metrics.ts';
 import { startHeartbeat } from '../../periodic.ts';
+import { drainRuns, startWakeups } from '../../queue.ts';
 import { JOBS_CHANNEL } from './enqueue.ts';
 import { operatorMessage } from './error-message.ts';
 import { claimJobs, extendLease, releaseJob } from './sql/claim-jobs.ts';
@@ -87,8 +88,7 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
   let started = false;
   let claiming = false;
   let wakeAgain = false;
-  let timer: NodeJS.Timeout | undefined;
-  let unlisten: (() => Promise<void>) | undefined;
+  let stopWakeups: (() => Promise<void>) | undefined;
 
   const track = <T>(p: Promise<T>): Promise<T> => {
     running.add(p);
@@ -300,14 +300,15 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     async start() {
       if (started) return;
       started = true;
-      unlisten = await deps.db.listen(JOBS_CHANNEL, () => kick(), { onReconnect: kick, log: deps.log });
-      timer = setInterval(kick, opts.pollIntervalMs ?? POLL_INTERVAL_MS);
-      kick();
+      stopWakeups = await startWakeups(deps, {
+        channel: JOBS_CHANNEL,
+        pollIntervalMs: opts.pollIntervalMs ?? POLL_INTERVAL_MS,
+        kick,
+      });
     },
     async stop() {
       started = false;
-      if (timer) clearInterval(timer);
-      await unlisten?.();
+      await stopWakeups?.();
       stopping.abort(new Error('the job runner is stopping'));
       while (running.size > 0) await Promise.allSettled([...running]);
     },
@@ -323,14 +324,7 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     },
     runCall: (callId) => track(runCall(callId)),
     runOnce,
-    async drain() {
-      let total = 0;
-      for (;;) {
-        const n = await runOnce();
-        if (n === 0) return total;
-        total += n;
-      }
-    },
+    drain: () => drainRuns(runOnce),
   };
 }
 

@@ -27,6 +27,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Deps } from '../../deps.ts';
 import { createMailer, type Mailer } from '../../mail/mailer.ts';
+import { drainRuns, startWakeups } from '../../queue.ts';
 import { type AttemptContext, attemptDelivery } from './attempt.ts';
 import { createClaimLoop } from './claim-loop.ts';
 import { createWebhookClient, type WebhookClient } from './http-client.ts';
@@ -113,8 +114,7 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
   });
   const claims = createClaimLoop({ deps, owner, concurrency, leaseMs, slots, successes });
   const { kick } = claims;
-  let timer: NodeJS.Timeout | undefined;
-  let unlisten: (() => Promise<void>) | undefined;
+  let stopWakeups: (() => Promise<void>) | undefined;
 
   async function runOnce(): Promise<number> {
     const n = await claims.claim(concurrency - slots.inFlight - slots.runnable);
@@ -128,15 +128,15 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
     async start() {
       if (claims.running) return;
       claims.start();
-      // After a lost LISTEN connection is back, claim once: notifications sent meanwhile are lost.
-      unlisten = await deps.db.listen(DELIVERY_CHANNEL, () => kick(), { onReconnect: kick, log: deps.log });
-      timer = setInterval(kick, opts.pollIntervalMs ?? POLL_INTERVAL_MS);
-      kick();
+      stopWakeups = await startWakeups(deps, {
+        channel: DELIVERY_CHANNEL,
+        pollIntervalMs: opts.pollIntervalMs ?? POLL_INTERVAL_MS,
+        kick,
+      });
     },
     async stop() {
       const claimed = claims.stop();
-      if (timer) clearInterval(timer);
-      await unlisten?.();
+      await stopWakeups?.();
       await claimed;
       // Claimed but not started: hand them back at once rather than when their leases expire.
       const unstarted = slots.takeUnstarted();
@@ -156,13 +156,6 @@ export function createDeliveryWorker(deps: Deps, opts: DeliveryWorkerOptions = {
       if (!opts.mailer) await mailer.close();
     },
     runOnce,
-    async drain() {
-      let total = 0;
-      for (;;) {
-        const n = await runOnce();
-        if (n === 0) return total;
-        total += n;
-      }
-    },
+    drain: () => drainRuns(runOnce),
   };
 }

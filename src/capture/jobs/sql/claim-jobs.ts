@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/types.ts';
+import type { LeaseClaim } from '../../../queue.ts';
 import type { ClaimedJob, Stage } from '../types.ts';
 
 /**
@@ -39,11 +40,7 @@ interface Row {
 
 export async function claimJobs(
   db: Queryable,
-  p: {
-    now: Date;
-    limit: number;
-    owner: string;
-    leaseUntil: Date;
+  p: LeaseClaim & {
     stages: readonly Stage[];
     callId?: string | null;
   },

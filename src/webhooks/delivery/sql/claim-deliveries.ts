@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/types.ts';
+import type { LeaseClaim } from '../../../queue.ts';
 
 /**
  * The claim: one statement (graphile-worker's getJobs shape). Picks due pending deliveries in
@@ -138,11 +139,7 @@ interface Row {
 
 export async function claimDeliveries(
   db: Queryable,
-  p: {
-    now: Date;
-    limit: number;
-    owner: string;
-    leaseUntil: Date;
+  p: LeaseClaim & {
     exclude?: readonly string[];
     /** At most this many rows of any one subscription (unset, or not below `limit`: no such cap). */
     perSubscription?: number;
