@@ -220,11 +220,9 @@ test('Twilio answering 500 is retried by the durable job after its backoff, and 
     assert.equal(fetches(sid), 1);
 
     t.h.clock.advance(MINUTE);
-    await waitFor(
-      async () => (await callState(t, id)).recording_state === 'available',
-      'the retry to store the recording',
-      10_000,
-    );
+    // the job's outcome is written after the recording's own transaction: wait for the job
+    await waitFor(async () => (await downloadJob(id))?.state === 'succeeded', 'the retry to succeed', 10_000);
+    assert.equal((await callState(t, id)).recording_state, 'available');
     assert.equal(fetches(sid), 2, 'one failed fetch, one that succeeded');
     const done = await processing(id);
     assert.equal(done.download.state, 'succeeded');
