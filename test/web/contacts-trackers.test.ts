@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { createContact } from '../../src/contacts/contacts.ts';
-import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/security.ts';
+import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/kit/security.ts';
 import {
   checkA11y,
   DEMO_MEMBER,

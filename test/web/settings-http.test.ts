@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createTracker } from '../../src/accounts/trackers.ts';
 import { createContact } from '../../src/contacts/contacts.ts';
-import { SECURITY_HEADERS } from '../../src/http/public/pages/security.ts';
+import { SECURITY_HEADERS } from '../../src/http/public/pages/kit/security.ts';
 import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/console.ts';
 import { MISSING } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';

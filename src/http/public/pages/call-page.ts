@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { setCallStatuses } from '../../../capture/call-status.ts';
 import { cancelDeletion, eraseCall, scheduleDeletion, setTrashed } from '../../../capture/deletion.ts';
 import { readTranscript } from '../../../capture/transcript-text.ts';
@@ -17,12 +17,13 @@ import {
   findCallForPage,
   recordingFactsOf,
 } from './call-query.ts';
-import { field, formOf } from './form.ts';
-import { type PageUser, requireOwner, requireUser, seeOther } from './guard.ts';
-import { html, type VNode } from './html.ts';
-import { type Notice, renderPage } from './layout.ts';
+import { field, formOf } from './kit/form.ts';
+import { type PageUser, requireOwner, requireUser, seeOther } from './kit/guard.ts';
+import { html, type VNode } from './kit/html.ts';
+import { renderPage } from './kit/layout.ts';
+import { doneNotice } from './kit/notices.ts';
+import { CopyButton, CsrfField, formatDuration, formatTime, PostButton, Time, words } from './kit/ui.ts';
 import { CallForm, loadCallSetup } from './outbound.ts';
-import { CopyButton, CsrfField, formatDuration, formatTime, PostButton, Time, words } from './ui.ts';
 
 /** What each deletion reason means, in the words the page shows. */
 export const DELETION_REASON_LABELS: Record<DeletionReason, string> = {
@@ -380,12 +381,6 @@ function DeletionControls({ c, user }: { c: CallPageRow; user: PageUser }): VNod
     }`;
 }
 
-const doneNotice = (req: FastifyRequest): Notice | null => {
-  const done = (req.query as Record<string, unknown>).done;
-  const text = typeof done === 'string' ? DONE[done] : undefined;
-  return text ? { kind: 'ok', text } : null;
-};
-
 /** The date field of the schedule form → the instant the deletion is due (that day, 00:00 UTC). */
 function deletionDate(raw: string | undefined, now: Date): Date | null {
   if (!raw) return null;
@@ -410,7 +405,7 @@ export function callPage(deps: Deps): FastifyPluginAsync {
         title,
         user,
         nav: 'calls',
-        notice: doneNotice(req),
+        notice: doneNotice(req, DONE),
         body: html`<p><a href="/app/calls">← All calls</a></p>
           <${Facts} c=${c} />
           <h2>Recording</h2>

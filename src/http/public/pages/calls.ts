@@ -6,11 +6,15 @@ import { AppError } from '../../../errors.ts';
 import { listCalls, listCallsStatement, pageOf } from '../api-v1/call-queries.ts';
 import { type ListCallsFilter, readListCallsQuery } from '../api-v1/calls-params.ts';
 import { callPage } from './call-page.ts';
-import { PAGE_READ, type PageRead, requireUser } from './guard.ts';
-import { html, type VNode } from './html.ts';
-import { type Notice, renderPage } from './layout.ts';
+import { PAGE_READ, type PageRead, requireUser } from './kit/guard.ts';
+import { html, type VNode } from './kit/html.ts';
+import { type Notice, renderPage } from './kit/layout.ts';
+import { doneNotice } from './kit/notices.ts';
+import { formatDuration, Time, words } from './kit/ui.ts';
 import { outboundCallPages } from './outbound.ts';
-import { formatDuration, Time, words } from './ui.ts';
+
+/** Messages after an action elsewhere that ends on the list (?done=<key>). */
+const DONE: Record<string, string> = { erased: 'The call was erased.' };
 
 /** Calls per page of the list. */
 export const PAGE_SIZE = 25;
@@ -163,10 +167,7 @@ export function callPages(deps: Deps): FastifyPluginAsync {
     app.get('/calls', { config: { [PAGE_READ]: listRead } }, async (req, reply) => {
       const user = requireUser(req);
       const { filters, page, filter, notice: refused } = listRequests.get(req) ?? readListRequest(req.url);
-      let notice = refused;
-      if (!notice && (req.query as Record<string, unknown>).done === 'erased') {
-        notice = { kind: 'ok', text: 'The call was erased.' };
-      }
+      const notice = refused ?? doneNotice(req, DONE);
       const result = !filter
         ? { rows: [], hasMore: false }
         : req.pageRead !== undefined

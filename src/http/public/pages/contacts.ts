@@ -4,13 +4,14 @@ import { EDITABLE_CONTACT_FIELDS } from '../../../contacts/diff.ts';
 import { updateContactSchema } from '../../../contacts/schemas.ts';
 import type { Deps } from '../../../deps.ts';
 import { notFound, parseInput } from '../../../errors.ts';
-import { formOf } from './form.ts';
-import { type PageUser, requireUser, seeOther } from './guard.ts';
-import { html, type VNode } from './html.ts';
-import { type Notice, renderPage } from './layout.ts';
+import { formOf } from './kit/form.ts';
+import { formError, textField } from './kit/form-check.ts';
+import { type PageUser, requireUser, seeOther } from './kit/guard.ts';
+import { html, type VNode } from './kit/html.ts';
+import { type Notice, renderPage } from './kit/layout.ts';
+import { doneNotice } from './kit/notices.ts';
+import { CsrfField, Time } from './kit/ui.ts';
 import { CallForm, type CallSetup, loadCallSetup, setupReady } from './outbound.ts';
-import { doneNotice, formError, textField } from './settings/shared.ts';
-import { CsrfField, Time } from './ui.ts';
 
 /**
  * /app/contacts: the organization's contacts (search, pages) and /app/contacts/{id}: the edit form.

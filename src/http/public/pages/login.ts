@@ -5,11 +5,11 @@ import type { Deps } from '../../../deps.ts';
 import { AppError } from '../../../errors.ts';
 import { sha256Hex } from '../../../keys.ts';
 import { isSecureOrigin, signIn } from '../console/session.ts';
-import { field, formOf } from './form.ts';
-import { CSRF_FIELD, loadPageUser, requireUser, seeOther } from './guard.ts';
-import { html } from './html.ts';
-import { type Notice, renderPage } from './layout.ts';
-import { safeNext } from './next-path.ts';
+import { field, formOf } from './kit/form.ts';
+import { CSRF_FIELD, loadPageUser, requireUser, seeOther } from './kit/guard.ts';
+import { html } from './kit/html.ts';
+import { type Notice, renderPage } from './kit/layout.ts';
+import { safeNext } from './kit/next-path.ts';
 
 /**
  * The sign-in form has no session to bind a CSRF token to, so it uses a double-submit token: a

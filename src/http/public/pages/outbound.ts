@@ -7,12 +7,12 @@ import type { InitiateFailureReason } from '../../../domain/outbound-progress.ts
 import { normalizePhone } from '../../../domain/phone.ts';
 import { AppError } from '../../../errors.ts';
 import { isUuid } from '../../../ids.ts';
-import { formOf } from './form.ts';
-import { type PageUser, requireUser, seeOther } from './guard.ts';
-import { html, type VNode } from './html.ts';
-import { type Notice, renderPage } from './layout.ts';
-import { textField } from './settings/shared.ts';
-import { CsrfField } from './ui.ts';
+import { formOf } from './kit/form.ts';
+import { textField } from './kit/form-check.ts';
+import { type PageUser, requireUser, seeOther } from './kit/guard.ts';
+import { html, type VNode } from './kit/html.ts';
+import { type Notice, renderPage } from './kit/layout.ts';
+import { CsrfField } from './kit/ui.ts';
 
 /**
  * Click-to-call from the web app (issue 9): the "Call" form (the call page's "Call back", a

@@ -10,12 +10,13 @@ import {
 } from '../../../accounts/trackers.ts';
 import type { Deps } from '../../../deps.ts';
 import { notFound } from '../../../errors.ts';
-import { formOf } from './form.ts';
-import { type PageUser, requireUser, seeOther } from './guard.ts';
-import { html, type VNode } from './html.ts';
-import { type Notice, renderPage } from './layout.ts';
-import { doneNotice, formError, textField } from './settings/shared.ts';
-import { CsrfField, Time } from './ui.ts';
+import { formOf } from './kit/form.ts';
+import { formError, textField } from './kit/form-check.ts';
+import { type PageUser, requireUser, seeOther } from './kit/guard.ts';
+import { html, type VNode } from './kit/html.ts';
+import { type Notice, renderPage } from './kit/layout.ts';
+import { doneNotice } from './kit/notices.ts';
+import { CsrfField, Time } from './kit/ui.ts';
 
 /**
  * /app/trackers: keyword trackers — create, edit (rename, change terms), delete after a confirmation

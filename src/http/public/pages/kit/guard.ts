@@ -10,11 +10,11 @@ import {
   liveSession,
   SESSION_COOKIE,
   type SessionRow,
-} from '../../../accounts/sessions.ts';
-import type { UserRole } from '../../../accounts/users.ts';
-import type { Deps } from '../../../deps.ts';
-import { forbidden } from '../../../errors.ts';
-import { sha256Hex } from '../../../keys.ts';
+} from '../../../../accounts/sessions.ts';
+import type { UserRole } from '../../../../accounts/users.ts';
+import type { Deps } from '../../../../deps.ts';
+import { forbidden } from '../../../../errors.ts';
+import { sha256Hex } from '../../../../keys.ts';
 import { field, formOf } from './form.ts';
 import { loginUrl } from './next-path.ts';
 
