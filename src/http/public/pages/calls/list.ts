@@ -1,17 +1,15 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { Deps } from '../../../deps.ts';
-import type { CallViewRow } from '../../../domain/call-view.ts';
-import { CRM_STATUSES, DIRECTIONS } from '../../../domain/values.ts';
-import { AppError } from '../../../errors.ts';
-import { listCalls, listCallsStatement, pageOf } from '../api-v1/call-queries.ts';
-import { type ListCallsFilter, readListCallsQuery } from '../api-v1/calls-params.ts';
-import { callPage } from './call-page.ts';
-import { PAGE_READ, type PageRead, requireUser } from './kit/guard.ts';
-import { html, type VNode } from './kit/html.ts';
-import { type Notice, renderPage } from './kit/layout.ts';
-import { doneNotice } from './kit/notices.ts';
-import { formatDuration, Time, words } from './kit/ui.ts';
-import { outboundCallPages } from './outbound.ts';
+import type { Deps } from '../../../../deps.ts';
+import type { CallViewRow } from '../../../../domain/call-view.ts';
+import { CRM_STATUSES, DIRECTIONS } from '../../../../domain/values.ts';
+import { AppError } from '../../../../errors.ts';
+import { listCalls, listCallsStatement, pageOf } from '../../api-v1/call-queries.ts';
+import { type ListCallsFilter, readListCallsQuery } from '../../api-v1/calls-params.ts';
+import { PAGE_READ, type PageRead, requireUser } from '../kit/guard.ts';
+import { html, type VNode } from '../kit/html.ts';
+import { type Notice, renderPage } from '../kit/layout.ts';
+import { doneNotice } from '../kit/notices.ts';
+import { formatDuration, Time, words } from '../kit/ui.ts';
 
 /** Messages after an action elsewhere that ends on the list (?done=<key>). */
 const DONE: Record<string, string> = { erased: 'The call was erased.' };
@@ -161,8 +159,8 @@ const listRead = (req: FastifyRequest): PageRead | null => {
   return { name: `calls_${shape}`, sql, params };
 };
 
-/** GET /app/calls (the list, REST filters, pages, newest first) and the call pages (call-page.ts). */
-export function callPages(deps: Deps): FastifyPluginAsync {
+/** GET /app/calls: the list (the REST API's filters, pages of PAGE_SIZE, newest first). */
+export function callListPage(deps: Deps): FastifyPluginAsync {
   return async (app) => {
     app.get('/calls', { config: { [PAGE_READ]: listRead } }, async (req, reply) => {
       const user = requireUser(req);
@@ -184,7 +182,7 @@ export function callPages(deps: Deps): FastifyPluginAsync {
         nav: 'calls',
         status: notice?.kind === 'error' ? 400 : 200,
         notice,
-        // The form is a page of its own (/app/calls/new, outbound.ts): the list stays one round trip.
+        // The form is a page of its own (/app/calls/new, calls/new.ts): the list stays one round trip.
         body: html`<p class="new-call"><a href="/app/calls/new">New call</a></p>
           <${FilterForm} filters=${filters} />
           ${
@@ -195,8 +193,5 @@ export function callPages(deps: Deps): FastifyPluginAsync {
           ${pager}`,
       });
     });
-
-    await app.register(outboundCallPages(deps));
-    await app.register(callPage(deps));
   };
 }

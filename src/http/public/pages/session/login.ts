@@ -1,15 +1,15 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { clearedSessionCookie, endSession, sessionCookie } from '../../../accounts/sessions.ts';
-import type { Deps } from '../../../deps.ts';
-import { AppError } from '../../../errors.ts';
-import { sha256Hex } from '../../../keys.ts';
-import { isSecureOrigin, signIn } from '../console/session.ts';
-import { field, formOf } from './kit/form.ts';
-import { CSRF_FIELD, loadPageUser, requireUser, seeOther } from './kit/guard.ts';
-import { html } from './kit/html.ts';
-import { type Notice, renderPage } from './kit/layout.ts';
-import { safeNext } from './kit/next-path.ts';
+import { sessionCookie } from '../../../../accounts/sessions.ts';
+import type { Deps } from '../../../../deps.ts';
+import { AppError } from '../../../../errors.ts';
+import { sha256Hex } from '../../../../keys.ts';
+import { isSecureOrigin, signIn } from '../../console/session.ts';
+import { field, formOf } from '../kit/form.ts';
+import { CSRF_FIELD, loadPageUser, seeOther } from '../kit/guard.ts';
+import { html } from '../kit/html.ts';
+import { type Notice, renderPage } from '../kit/layout.ts';
+import { safeNext } from '../kit/next-path.ts';
 
 /**
  * The sign-in form has no session to bind a CSRF token to, so it uses a double-submit token: a
@@ -126,17 +126,6 @@ export function loginPages(deps: Deps): FastifyPluginAsync {
         }
         throw err;
       }
-    });
-  };
-}
-
-/** POST /app/logout (behind the page guard and the CSRF check): ends the session. */
-export function logoutPage(deps: Deps): FastifyPluginAsync {
-  return async (app) => {
-    app.post('/logout', async (req, reply) => {
-      await endSession(deps.db, requireUser(req).session.sessionId);
-      reply.header('set-cookie', clearedSessionCookie(isSecureOrigin(deps)));
-      return seeOther(reply, '/app/login');
     });
   };
 }
