@@ -1,11 +1,11 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../../../../deps.ts';
 import type { CallViewRow } from '../../../../domain/call-view.ts';
 import { CRM_STATUSES, DIRECTIONS } from '../../../../domain/values.ts';
 import { AppError } from '../../../../errors.ts';
-import { listCalls, listCallsStatement, pageOf } from '../../api-v1/call-queries.ts';
+import { listCalls } from '../../api-v1/call-queries.ts';
 import { type ListCallsFilter, readListCallsQuery } from '../../api-v1/calls-params.ts';
-import { PAGE_READ, type PageRead, requireUser } from '../kit/guard.ts';
+import { requireUser } from '../kit/guard.ts';
 import { html, type VNode } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
 import { doneNotice } from '../kit/notices.ts';
@@ -144,33 +144,16 @@ function readListRequest(url: string): ListRequest {
   }
 }
 
-/** The list request of each page request, read once (by the session query's piggyback). */
-const listRequests = new WeakMap<FastifyRequest, ListRequest>();
-
-/**
- * The page's calls ride on the session query (guard.ts PAGE_READ): the REST list's statement with
- * the session's organization — one database round trip per list page instead of two.
- */
-const listRead = (req: FastifyRequest): PageRead | null => {
-  const list = readListRequest(req.url);
-  listRequests.set(req, list);
-  if (!list.filter) return null;
-  const { shape, sql, params } = listCallsStatement(list.filter, 's.organization_id', 2);
-  return { name: `calls_${shape}`, sql, params };
-};
-
 /** GET /app/calls: the list (the REST API's filters, pages of PAGE_SIZE, newest first). */
 export function callListPage(deps: Deps): FastifyPluginAsync {
   return async (app) => {
-    app.get('/calls', { config: { [PAGE_READ]: listRead } }, async (req, reply) => {
+    app.get('/calls', async (req, reply) => {
       const user = requireUser(req);
-      const { filters, page, filter, notice: refused } = listRequests.get(req) ?? readListRequest(req.url);
+      const { filters, page, filter, notice: refused } = readListRequest(req.url);
       const notice = refused ?? doneNotice(req, DONE);
-      const result = !filter
-        ? { rows: [], hasMore: false }
-        : req.pageRead !== undefined
-          ? pageOf((req.pageRead ?? []) as CallViewRow[], filter)
-          : await listCalls(deps.db, user.session.organizationId, filter);
+      const result = filter
+        ? await listCalls(deps.db, user.session.organizationId, filter)
+        : { rows: [], hasMore: false };
       const pager = html`<nav class="pager" aria-label="Pages">
         <span>${page > 1 ? html`<a href=${listHref(filters, page - 1)} rel="prev">Newer calls</a>` : null}</span>
         <span>Page ${page}</span>
@@ -182,7 +165,7 @@ export function callListPage(deps: Deps): FastifyPluginAsync {
         nav: 'calls',
         status: notice?.kind === 'error' ? 400 : 200,
         notice,
-        // The form is a page of its own (/app/calls/new, calls/new.ts): the list stays one round trip.
+        // The form is a page of its own (/app/calls/new, calls/new.ts): the list reads only the calls.
         body: html`<p class="new-call"><a href="/app/calls/new">New call</a></p>
           <${FilterForm} filters=${filters} />
           ${
