@@ -123,7 +123,8 @@ interface EventRow {
 }
 
 /**
- * The whole call page in one round trip: the call, its events of PAGE_EVENT_TYPES (oldest first)
+ * The whole call page in one round trip: the call, its events of PAGE_EVENT_TYPES (oldest first; a
+ * repair before the attempt it emits in the same instant, which the event ids would not order)
  * and the user's click-to-call setup (capture/telephony/call-setup.ts). A 404 for an unknown,
  * erased or other organization's call.
  */
@@ -137,7 +138,7 @@ export async function readCallPage(
   const { rows } = await q.query<CallPageRow & CallSetupRow & { page_events: EventRow[] | null }>(
     `SELECT ${CALL_COLUMNS},
             (SELECT json_agg(json_build_object('event_type', e.event_type, 'created_at', e.created_at, 'body', e.body)
-                             ORDER BY e.created_at, e.id)
+                             ORDER BY e.created_at, e.event_type <> 'call.outbound.lifecycle_repaired', e.id)
                FROM events e
               WHERE e.call_id = c.id AND e.organization_id = c.organization_id
                 AND e.event_type = ANY($4::text[])) AS page_events,
