@@ -142,7 +142,7 @@ export async function readCallPage(
                FROM events e
               WHERE e.call_id = c.id AND e.organization_id = c.organization_id
                 AND e.event_type = ANY($4::text[])) AS page_events,
-            ${callSetupColumns('$2', '$3')}
+            ${callSetupColumns('$2', '$3', 'c.customer_phone_e164 IS NOT NULL')}
        ${CALL_FROM}`,
     [id.toLowerCase(), organizationId, userId, PAGE_EVENT_TYPES],
     { name: 'pages_call_page_v1' },

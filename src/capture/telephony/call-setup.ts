@@ -36,19 +36,19 @@ export interface CallSetupRow {
  * round trip: the call page). The user's latest outbound call is looked for among the
  * organization's latest RECENT_OUTBOUND (calls_org_direction_created_idx, newest first): bounded
  * work on every page that shows the form, also for a user who never placed a call in an
- * organization with 100,000 outbound calls.
+ * organization with 100,000 outbound calls; `when` (SQL) skips that look where no form is shown.
  */
-export const callSetupColumns = (org: string, user: string): string =>
+export const callSetupColumns = (org: string, user: string, when = 'true'): string =>
   `EXISTS (SELECT 1 FROM telephony_accounts t WHERE t.organization_id = ${org}::uuid) AS setup_account,
    (SELECT o.country FROM organizations o WHERE o.id = ${org}::uuid) AS setup_country,
    (SELECT array_agg(p.number_e164 ORDER BY p.created_at, p.number_e164)
       FROM phone_numbers p WHERE p.organization_id = ${org}::uuid) AS setup_numbers,
-   (SELECT recent.agent_phone_e164 FROM (
+   CASE WHEN ${when} THEN (SELECT recent.agent_phone_e164 FROM (
        SELECT agent_phone_e164, agent_user_id, created_at, id FROM calls
         WHERE organization_id = ${org}::uuid AND direction = 'outbound' AND erased_at IS NULL
         ORDER BY created_at DESC, id DESC LIMIT ${RECENT_OUTBOUND}) recent
      WHERE recent.agent_user_id = ${user}::uuid AND recent.agent_phone_e164 IS NOT NULL
-     ORDER BY recent.created_at DESC, recent.id DESC LIMIT 1) AS setup_last_agent_phone`;
+     ORDER BY recent.created_at DESC, recent.id DESC LIMIT 1) END AS setup_last_agent_phone`;
 
 export const callSetupOf = (r: CallSetupRow | undefined): CallSetup => ({
   account: r?.setup_account ?? false,
