@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { HOUR, MINUTE } from '../clock.ts';
 import type { Queryable } from '../db/types.ts';
 import { sha256Hex } from '../keys.ts';
+import type { UserRole } from './users.ts';
 
 /**
  * Server-side console sessions (DESIGN.md "Security defaults"). The cookie carries 32 random bytes
@@ -91,6 +92,43 @@ export async function liveSession(
     organizationId: row.organization_id,
     csrfToken: row.csrf_token,
   };
+}
+
+/** A live session with its user and organization: who is signed in on a web page. */
+export interface SessionUser {
+  session: ConsoleSession;
+  email: string;
+  role: UserRole;
+  organizationName: string;
+}
+
+/**
+ * The live session of a cookie value with its user and organization, in one statement (every
+ * signed-in web page runs it first), or null: no such session, expired, or its user gone. Slides
+ * the idle deadline like loadSession.
+ */
+export async function loadSessionUser(
+  q: Queryable,
+  cookieValue: string,
+  now: Date,
+): Promise<SessionUser | null> {
+  const id = sha256Hex(cookieValue);
+  const { rows } = await q.query<
+    SessionRow & { email: string | null; role: UserRole | null; org_name: string | null }
+  >(
+    `SELECT s.user_id, s.organization_id, s.csrf_token, s.created_at, s.expires_at,
+            u.email, u.role, o.name AS org_name
+       FROM sessions s
+       LEFT JOIN users u ON u.id = s.user_id AND u.organization_id = s.organization_id
+       LEFT JOIN organizations o ON o.id = u.organization_id
+      WHERE s.id = $1`,
+    [id],
+    { name: 'sessions_load_user_v1' },
+  );
+  const row = rows[0];
+  const session = await liveSession(q, id, row, now);
+  if (!session || !row || row.email === null || row.role === null || row.org_name === null) return null;
+  return { session, email: row.email, role: row.role, organizationName: row.org_name };
 }
 
 export async function endSession(q: Queryable, sessionId: string): Promise<void> {

@@ -66,3 +66,9 @@ export const scheduleDeletionSchema = z.strictObject({
   reason: z.enum(DELETION_REASONS),
   pending_deletion_at: isoDateTime.optional(),
 });
+
+/** A call's CRM status and review status, as the web app's call page sets them (setCallStatuses). */
+export const callStatusesSchema = z.strictObject({
+  crm_status: z.enum(CRM_STATUSES),
+  review_status: z.enum(REVIEW_STATUSES).nullable(),
+});

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page, Response } from 'playwright-core';
-import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/security.ts';
+import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/kit/security.ts';
 import { newId } from '../../src/ids.ts';
 import {
   checkA11y,

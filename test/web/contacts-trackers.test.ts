@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { createContact } from '../../src/contacts/contacts.ts';
 import { tenantScope } from '../../src/domain/tenant.ts';
-import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/security.ts';
+import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/kit/security.ts';
 import {
   checkA11y,
   DEMO_MEMBER,

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { DatabaseError, type Db, type QueryOptions } from '../../src/db/types.ts';
 import { buildPublicApp } from '../../src/http/public/app.ts';
-import { safeNext } from '../../src/http/public/pages/next-path.ts';
-import { CONTENT_SECURITY_POLICY, SECURITY_HEADERS } from '../../src/http/public/pages/security.ts';
+import { safeNext } from '../../src/http/public/pages/kit/next-path.ts';
+import { CONTENT_SECURITY_POLICY, SECURITY_HEADERS } from '../../src/http/public/pages/kit/security.ts';
+import { newId } from '../../src/ids.ts';
 import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/console.ts';
 import { insertCall } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
@@ -224,7 +225,7 @@ test('a JSON body posted to a page is a 400 page, never a 500', async () => {
   assert.match(res.body, /Field &quot;delete_on&quot; must be text\.|Field "delete_on" must be text\./);
 });
 
-test('the calls list reads its session, user and calls in one query, and a failing one still answers', async () => {
+test('the calls list reads the session with its user, then its calls: two queries; a failing list is a 500 page', async () => {
   const id = await insertCall(h.db, {
     orgId,
     customerE164: '+14155550123',
@@ -247,7 +248,7 @@ test('the calls list reads its session, user and calls in one query, and a faili
       seen.length = 0;
       const res = await app.inject({ url, headers: { cookie } });
       assert.equal(res.statusCode, 200, url);
-      assert.equal(seen.length, 1, url);
+      assert.equal(seen.length, 2, url);
       assert.equal(res.body.includes(`/app/calls/${id}`), url !== '/app/calls?page=2', url);
     }
     // A bad filter: the session alone, and the page says why (400).
@@ -255,13 +256,110 @@ test('the calls list reads its session, user and calls in one query, and a faili
     const bad = await app.inject({ url: '/app/calls?dateFrom=yesterday', headers: { cookie } });
     assert.equal(bad.statusCode, 400);
     assert.equal(seen.length, 1);
-    // The combined query fails: the session is read alone, the list again on its own, and its error is the page's.
+    // The list fails: its error is the page's, shown to the signed-in user.
     fail = true;
     seen.length = 0;
     const failed = await app.inject({ url: '/app/calls', headers: { cookie } });
     assert.equal(failed.statusCode, 500);
-    assert.equal(seen.length, 3);
+    assert.equal(seen.length, 2);
+    assert.match(failed.body, /Signed in as /);
+    // The call page: the session, then the call, its steps, tracker matches and the call setup in one statement.
+    fail = false;
+    seen.length = 0;
+    const page = await app.inject({ url: `/app/calls/${id}`, headers: { cookie } });
+    assert.equal(page.statusCode, 200);
+    assert.equal(seen.length, 2);
   } finally {
     await app.close();
   }
+});
+
+test('the call page forms are checked with the operator API schemas, refused in the page words; a day that does not exist is refused', async () => {
+  const { cookie, csrf } = await signIn();
+  const id = await insertCall(h.db, { orgId });
+  const post = (action: string, fields: Record<string, string>) =>
+    h.app.inject({
+      method: 'POST',
+      url: `/app/calls/${id}/${action}`,
+      headers: { ...FORM, cookie },
+      payload: new URLSearchParams({ _csrf: csrf, ...fields }).toString(),
+    });
+  const review = await post('status', { crm_status: 'new', review_status: 'maybe' });
+  assert.equal(review.statusCode, 400);
+  assert.match(
+    review.body,
+    /Choose a review status: New, Needs decision, Needs review, Handled, No action, or none\./,
+  );
+  const noReason = await post('schedule-deletion', { delete_on: '2099-03-01' });
+  assert.equal(noReason.statusCode, 400);
+  assert.match(noReason.body, /Choose the reason for the deletion\./);
+  // 2099-02-31 used to be read as 2099-03-03 (Date.parse rolls over); the REST API's day parser refuses it.
+  const notADay = await post('schedule-deletion', { reason: 'consent_withdrawn', delete_on: '2099-02-31' });
+  assert.equal(notADay.statusCode, 400);
+  assert.match(notADay.body, /Give the deletion date as a date \(YYYY-MM-DD\), or leave it empty\./);
+  const none = await h.db.query<{ pending_deletion_at: Date | null }>(
+    'SELECT pending_deletion_at FROM calls WHERE id = $1',
+    [id],
+  );
+  assert.equal(none.rows[0]?.pending_deletion_at, null);
+  const ok = await post('schedule-deletion', { reason: 'consent_withdrawn', delete_on: '2099-03-01' });
+  assert.equal(ok.statusCode, 303);
+  assert.equal(ok.headers.location, `/app/calls/${id}?done=scheduled`);
+  const set = await h.db.query<{ pending_deletion_at: Date }>(
+    'SELECT pending_deletion_at FROM calls WHERE id = $1',
+    [id],
+  );
+  assert.equal(set.rows[0]?.pending_deletion_at.toISOString(), '2099-03-01T00:00:00.000Z');
+});
+
+test("the call page tells an outbound call's dated steps and its tracker matches, and no other organization's", async () => {
+  const { cookie } = await signIn();
+  const id = await insertCall(h.db, { orgId, direction: 'outbound', outboundLifecycle: 'completed' });
+  const event = (type: string, at: string, data: Record<string, unknown>, eventId = newId()) =>
+    h.db.query(
+      `INSERT INTO events (id, organization_id, event_type, resource_id, call_id, body, created_at)
+       VALUES ($1, $2, $3, $4, $4, $5, $6)`,
+      [eventId, orgId, type, id, JSON.stringify({ type, data: { call_id: id, ...data } }), at],
+    );
+  await event('call.outbound.attempted', '2026-06-14T09:31:00Z', { outbound_lifecycle: 'agent_only' });
+  // A repair emits call.outbound.lifecycle_repaired and the new call.outbound.attempted in one
+  // transaction, at one instant; their ids (UUIDv5 of the fact) do not order them: here the
+  // attempt's id sorts first, and the page still tells the repair first.
+  await event(
+    'call.outbound.lifecycle_repaired',
+    '2026-06-14T09:40:00Z',
+    {},
+    'ffffffff-ffff-5fff-bfff-ffffffffffff',
+  );
+  await event(
+    'call.outbound.attempted',
+    '2026-06-14T09:40:00Z',
+    { outbound_lifecycle: 'completed' },
+    '00000000-0000-5000-8000-000000000001',
+  );
+  await event('call.tracker.matched', '2026-06-14T09:41:00Z', {
+    matches: [{ tracker_id: newId(), name: 'Leaks', matched_terms: ['leak', 'drip'], excerpts: ['a leak'] }],
+  });
+  await event('call.recording.ready', '2026-06-14T09:42:00Z', {});
+  const res = await h.app.inject({ url: `/app/calls/${id}`, headers: { cookie } });
+  assert.equal(res.statusCode, 200);
+  const text = res.body.replace(/<[^>]+>/g, '');
+  const steps = [
+    '2026-06-14 09:31 UTC: Attempt finished: Only the agent was on the line',
+    '2026-06-14 09:40 UTC: Corrected to completed: a late carrier report showed the call connected',
+    '2026-06-14 09:40 UTC: Attempt finished: Completed',
+  ];
+  let at = -1;
+  for (const s of steps) {
+    const next = text.indexOf(s);
+    assert.ok(next > at, s);
+    at = next;
+  }
+  assert.match(text, /Leaks: leak, drip/);
+  assert.match(text, /a leak/);
+  const other = await orgWithLogin(h.db, cheapPasswordHash());
+  const foreign = await insertCall(h.db, { orgId: other.orgId });
+  const notFound = await h.app.inject({ url: `/app/calls/${foreign}`, headers: { cookie } });
+  assert.equal(notFound.statusCode, 404);
+  assert.match(notFound.body, /No call with this id exists in your organization\./);
 });

@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import { createTracker } from '../../src/accounts/trackers.ts';
 import { createContact } from '../../src/contacts/contacts.ts';
 import { tenantScope } from '../../src/domain/tenant.ts';
-import { SECURITY_HEADERS } from '../../src/http/public/pages/security.ts';
+import { SECURITY_HEADERS } from '../../src/http/public/pages/kit/security.ts';
 import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/console.ts';
 import { MISSING } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';

@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { verifyWebhook } from '../../sdk/src/webhooks/verify.ts';
 import { createContact } from '../../src/contacts/contacts.ts';
 import { tenantScope } from '../../src/domain/tenant.ts';
-import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/security.ts';
+import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/kit/security.ts';
 import {
   checkA11y,
   demoOrganization,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
-import { setSecurityHeaders } from './security.ts';
+import { setSecurityHeaders } from './kit/security.ts';
 
 /**
  * GET /app/assets/<name>: the stylesheet and the ES modules of progressive enhancement, files in

@@ -1,33 +1,41 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../../../deps.ts';
 import { assetRoutes } from './assets.ts';
-import { callPages } from './calls.ts';
-import { contactPages } from './contacts.ts';
-import { pageErrorHandler, pageNotFound } from './errors.ts';
-import { installFormParser } from './form.ts';
-import { csrfCheck, pageGuard, seeOther } from './guard.ts';
-import { loginPages, logoutPage } from './login.ts';
-import { HOME } from './next-path.ts';
+import { callActions } from './calls/actions.ts';
+import { callPage } from './calls/detail.ts';
+import { callListPage } from './calls/list.ts';
+import { newCallPages } from './calls/new.ts';
+import { contactPage } from './contacts/detail.ts';
+import { contactListPage } from './contacts/list.ts';
+import { pageErrorHandler, pageNotFound } from './kit/errors.ts';
+import { installFormParser } from './kit/form.ts';
+import { csrfCheck, pageGuard, seeOther } from './kit/guard.ts';
+import { HOME } from './kit/next-path.ts';
+import { loginPages } from './session/login.ts';
+import { logoutPage } from './session/logout.ts';
 import { integrationsPages } from './settings/integrations.ts';
 import { organizationPages } from './settings/organization.ts';
 import { webhookPages } from './settings/webhooks.ts';
-import { trackerPages } from './trackers.ts';
+import { trackerPage } from './trackers/detail.ts';
+import { trackerListPage } from './trackers/list.ts';
 
 /**
  * The web app's pages (prefix /app, beside the JSON console API under /app/api): server-rendered
- * HTML (preact + htm, layout.ts renderPage), classic form posts (form.ts), progressive-enhancement
- * modules under /app/assets. Every page and asset carries the security headers (security.ts).
+ * HTML (preact + htm, kit/layout.ts renderPage), classic form posts (kit/form.ts), progressive-enhancement
+ * modules under /app/assets. Every page and asset carries the security headers (kit/security.ts).
  *
  * Signed-in pages register inside the `authed` scope below: the page guard sends a visitor without
- * a session to the sign-in page and back (guard.ts), and every form post must carry the session's
- * CSRF token in the hidden field _csrf (ui.ts CsrfField). One file per URL area (calls.ts for
- * /app/calls…); a new area adds its plugin to that scope.
+ * a session to the sign-in page and back (kit/guard.ts), and every form post must carry the session's
+ * CSRF token in the hidden field _csrf (kit/ui.ts CsrfField). One folder per URL area (calls/ for
+ * /app/calls…), one plugin per page; a new page adds its plugin to that scope.
  *
- * Conventions for a page author: check roles with requireOwner (guard.ts); read form fields with
- * field()/fields() (form.ts: a 400 for a repeated or non-text value); answer a successful post with
- * seeOther() to the page that shows the result, with a fixed ?done=<key> mapped to a message (never
+ * Conventions for a page author (the kit, kit/): check roles with requireOwner (guard.ts); read
+ * form fields with field()/fields()/textField() (form.ts, form-check.ts: a 400 for a repeated or
+ * non-text value) and check them with the service's zod schema in the page's words (checkForm); a
+ * typed date with parseDay (dates.ts); answer a successful post with seeOther() to the page that
+ * shows the result, with a fixed ?done=<key> mapped to a message by doneNotice (notices.ts; never
  * echo request text); throw AppError for refusals (errors.ts renders the page with its status and
- * message). A secret shown once (an API key, a signing secret) is rendered in the answer to the
+ * message), or re-render the form with formError(err). A secret shown once (an API key, a signing secret) is rendered in the answer to the
  * POST itself — never put in a URL, a redirect or a cookie; pages are Cache-Control: no-store.
  */
 export function pagesRoutes(deps: Deps): FastifyPluginAsync {
@@ -42,11 +50,18 @@ export function pagesRoutes(deps: Deps): FastifyPluginAsync {
       authed.addHook('onRequest', pageGuard(deps));
       authed.addHook('preHandler', csrfCheck);
       await authed.register(logoutPage(deps));
-      await authed.register(callPages(deps));
+      // URL -> file: /app/calls… in calls/, /app/contacts… in contacts/, /app/trackers… in trackers/,
+      // /app/settings/… in settings/ (list.ts the collection, detail.ts one item, new.ts a creation form).
+      await authed.register(callListPage(deps));
+      await authed.register(newCallPages(deps));
+      await authed.register(callPage(deps));
+      await authed.register(callActions(deps));
+      await authed.register(contactListPage(deps));
+      await authed.register(contactPage(deps));
+      await authed.register(trackerListPage(deps));
+      await authed.register(trackerPage(deps));
       await authed.register(integrationsPages(deps));
       await authed.register(webhookPages(deps));
-      await authed.register(contactPages(deps));
-      await authed.register(trackerPages(deps));
       await authed.register(organizationPages(deps));
     });
   };

@@ -16,12 +16,15 @@ import {
   listSubscriptions,
   type SubscriptionView,
 } from '../../../../webhooks/subscriptions/subscriptions.ts';
-import { fields, formOf } from '../form.ts';
-import { type PageUser, requireUser, seeOther } from '../guard.ts';
-import { html, type VNode } from '../html.ts';
-import { type Notice, renderPage } from '../layout.ts';
-import { CopyButton, CsrfField, Time } from '../ui.ts';
-import { doneNotice, formError, route, StateLine, textField } from './shared.ts';
+import { fields, formOf } from '../kit/form.ts';
+import { formError, textField } from '../kit/form-check.ts';
+import { type PageUser, requireUser, seeOther } from '../kit/guard.ts';
+import { html, type VNode } from '../kit/html.ts';
+import { type Notice, renderPage } from '../kit/layout.ts';
+import { doneNotice } from '../kit/notices.ts';
+import { route } from '../kit/paths.ts';
+import { CopyButton, CsrfField, Time } from '../kit/ui.ts';
+import { StateLine } from './state-line.ts';
 import { renderSubscriptionPage } from './webhooks.ts';
 import {
   EVENT_WORDS,

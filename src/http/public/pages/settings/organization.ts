@@ -3,12 +3,13 @@ import { getOrganization, updateOrganization } from '../../../../accounts/organi
 import { KNOWN_LANGUAGES } from '../../../../capture/language.ts';
 import type { Deps } from '../../../../deps.ts';
 import { badRequest, notFound } from '../../../../errors.ts';
-import { formOf } from '../form.ts';
-import { type PageUser, requireOwner, requireUser, seeOther } from '../guard.ts';
-import { html } from '../html.ts';
-import { type Notice, renderPage } from '../layout.ts';
-import { CsrfField } from '../ui.ts';
-import { doneNotice, formError, textField } from './shared.ts';
+import { formOf } from '../kit/form.ts';
+import { formError, textField } from '../kit/form-check.ts';
+import { type PageUser, requireOwner, requireUser, seeOther } from '../kit/guard.ts';
+import { html } from '../kit/html.ts';
+import { type Notice, renderPage } from '../kit/layout.ts';
+import { doneNotice } from '../kit/notices.ts';
+import { CsrfField } from '../kit/ui.ts';
 
 /**
  * /app/settings/organization: how long calls are kept (retention days; empty = until deleted) and the

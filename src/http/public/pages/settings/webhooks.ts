@@ -31,12 +31,16 @@ import {
   type SubscriptionView,
 } from '../../../../webhooks/subscriptions/subscriptions.ts';
 import { enqueueTestEvent, subscriptionInactive } from '../../../../webhooks/subscriptions/test-event.ts';
-import { fields, formOf } from '../form.ts';
-import { type PageUser, requireUser, seeOther } from '../guard.ts';
-import { html, type VNode } from '../html.ts';
-import { type Notice, renderPage } from '../layout.ts';
-import { CopyButton, CsrfField, Time } from '../ui.ts';
-import { doneNotice, formError, route, StateLine, textField } from './shared.ts';
+import { dayOf, parseDay } from '../kit/dates.ts';
+import { fields, formOf } from '../kit/form.ts';
+import { formError, textField } from '../kit/form-check.ts';
+import { type PageUser, requireUser, seeOther } from '../kit/guard.ts';
+import { html, type VNode } from '../kit/html.ts';
+import { type Notice, renderPage } from '../kit/layout.ts';
+import { doneNotice } from '../kit/notices.ts';
+import { route } from '../kit/paths.ts';
+import { CopyButton, CsrfField, Time } from '../kit/ui.ts';
+import { StateLine } from './state-line.ts';
 import {
   DELIVERY_STATUS_WORDS,
   deliveryReasonWords,
@@ -62,8 +66,6 @@ const DONE: Record<string, string> = {
   resent: 'The delivery is queued again; it goes out with the same event_id.',
 };
 
-const pad = (n: number) => String(n).padStart(2, '0');
-const day = (d: Date) => `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** "23 h 59 min" until `at` (or "expired"). */
@@ -361,8 +363,8 @@ function BulkResend(p: {
   bulk?: BulkPreview;
 }): VNode {
   const base = subscriptionPagePath(p.sub.subscription_id);
-  const from = p.bulk?.from ?? day(new Date(p.now.getTime() - 29 * DAY_MS));
-  const to = p.bulk?.to ?? day(p.now);
+  const from = p.bulk?.from ?? dayOf(new Date(p.now.getTime() - 29 * DAY_MS));
+  const to = p.bulk?.to ?? dayOf(p.now);
   const statuses = p.bulk?.statuses ?? p.statuses;
   const eventType = p.bulk ? p.bulk.eventType : p.filter.eventType;
   return html`<section aria-labelledby="bulk-title" id="bulk-resend">
@@ -464,11 +466,8 @@ export async function renderSubscriptionPage(
 
 /** A day field of the bulk form (YYYY-MM-DD) as the start of that UTC day. */
 function dayField(value: string | undefined, name: string): Date {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value ?? '');
-  const d = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : null;
-  if (!d || Number.isNaN(d.getTime()) || day(d) !== value) {
-    throw badRequest(`Field "${name}" must be a day such as 2026-06-15.`, name);
-  }
+  const d = value === undefined ? null : parseDay(value);
+  if (!d) throw badRequest(`Field "${name}" must be a day such as 2026-06-15.`, name);
   return d;
 }
 

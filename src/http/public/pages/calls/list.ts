@@ -1,17 +1,18 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { listCalls, listCallsStatement, pageOf } from '../../../capture/call-list.ts';
-import type { Deps } from '../../../deps.ts';
-import type { CallViewRow } from '../../../domain/call-view.ts';
-import { tenantScope } from '../../../domain/tenant.ts';
-import { CRM_STATUSES, DIRECTIONS } from '../../../domain/values.ts';
-import { AppError } from '../../../errors.ts';
-import { type ListCallsFilter, readListCallsQuery } from '../api-v1/calls-params.ts';
-import { callPage } from './call-page.ts';
-import { PAGE_READ, type PageRead, requireUser } from './guard.ts';
-import { html, type VNode } from './html.ts';
-import { type Notice, renderPage } from './layout.ts';
-import { outboundCallPages } from './outbound.ts';
-import { formatDuration, Time, words } from './ui.ts';
+import type { FastifyPluginAsync } from 'fastify';
+import { listCalls } from '../../../../capture/call-list.ts';
+import type { Deps } from '../../../../deps.ts';
+import type { CallViewRow } from '../../../../domain/call-view.ts';
+import { CRM_STATUSES, DIRECTIONS } from '../../../../domain/values.ts';
+import { AppError } from '../../../../errors.ts';
+import { type ListCallsFilter, readListCallsQuery } from '../../api-v1/calls-params.ts';
+import { requireUser, scopeOf } from '../kit/guard.ts';
+import { html, type VNode } from '../kit/html.ts';
+import { type Notice, renderPage } from '../kit/layout.ts';
+import { doneNotice } from '../kit/notices.ts';
+import { formatDuration, Time, words } from '../kit/ui.ts';
+
+/** Messages after an action elsewhere that ends on the list (?done=<key>). */
+const DONE: Record<string, string> = { erased: 'The call was erased.' };
 
 /** Calls per page of the list. */
 export const PAGE_SIZE = 25;
@@ -143,36 +144,14 @@ function readListRequest(url: string): ListRequest {
   }
 }
 
-/** The list request of each page request, read once (by the session query's piggyback). */
-const listRequests = new WeakMap<FastifyRequest, ListRequest>();
-
-/**
- * The page's calls ride on the session query (guard.ts PAGE_READ): the REST list's statement with
- * the session's organization — one database round trip per list page instead of two.
- */
-const listRead = (req: FastifyRequest): PageRead | null => {
-  const list = readListRequest(req.url);
-  listRequests.set(req, list);
-  if (!list.filter) return null;
-  const { shape, sql, params } = listCallsStatement(list.filter, 's.organization_id', 2);
-  return { name: `calls_${shape}`, sql, params };
-};
-
-/** GET /app/calls (the list, REST filters, pages, newest first) and the call pages (call-page.ts). */
-export function callPages(deps: Deps): FastifyPluginAsync {
+/** GET /app/calls: the list (the REST API's filters, pages of PAGE_SIZE, newest first). */
+export function callListPage(deps: Deps): FastifyPluginAsync {
   return async (app) => {
-    app.get('/calls', { config: { [PAGE_READ]: listRead } }, async (req, reply) => {
+    app.get('/calls', async (req, reply) => {
       const user = requireUser(req);
-      const { filters, page, filter, notice: refused } = listRequests.get(req) ?? readListRequest(req.url);
-      let notice = refused;
-      if (!notice && (req.query as Record<string, unknown>).done === 'erased') {
-        notice = { kind: 'ok', text: 'The call was erased.' };
-      }
-      const result = !filter
-        ? { rows: [], hasMore: false }
-        : req.pageRead !== undefined
-          ? pageOf((req.pageRead ?? []) as CallViewRow[], filter)
-          : await listCalls(deps.db, tenantScope(user.session.organizationId), filter);
+      const { filters, page, filter, notice: refused } = readListRequest(req.url);
+      const notice = refused ?? doneNotice(req, DONE);
+      const result = filter ? await listCalls(deps.db, scopeOf(user), filter) : { rows: [], hasMore: false };
       const pager = html`<nav class="pager" aria-label="Pages">
         <span>${page > 1 ? html`<a href=${listHref(filters, page - 1)} rel="prev">Newer calls</a>` : null}</span>
         <span>Page ${page}</span>
@@ -184,7 +163,7 @@ export function callPages(deps: Deps): FastifyPluginAsync {
         nav: 'calls',
         status: notice?.kind === 'error' ? 400 : 200,
         notice,
-        // The form is a page of its own (/app/calls/new, outbound.ts): the list stays one round trip.
+        // The form is a page of its own (/app/calls/new, calls/new.ts): the list reads only the calls.
         body: html`<p class="new-call"><a href="/app/calls/new">New call</a></p>
           <${FilterForm} filters=${filters} />
           ${
@@ -195,8 +174,5 @@ export function callPages(deps: Deps): FastifyPluginAsync {
           ${pager}`,
       });
     });
-
-    await app.register(outboundCallPages(deps));
-    await app.register(callPage(deps));
   };
 }

@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { Deps } from '../../../deps.ts';
-import { AppError } from '../../../errors.ts';
-import { errorBody } from '../../error-handler.ts';
-import { REQUEST_ID_HEADER } from '../../request-id.ts';
+import type { Deps } from '../../../../deps.ts';
+import { AppError } from '../../../../errors.ts';
+import { errorBody } from '../../../error-handler.ts';
+import { REQUEST_ID_HEADER } from '../../../request-id.ts';
 import { html } from './html.ts';
 import { renderPage } from './layout.ts';
 

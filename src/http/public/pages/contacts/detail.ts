@@ -1,74 +1,29 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { type ContactView, getContact, listContacts, updateContact } from '../../../contacts/contacts.ts';
-import { EDITABLE_CONTACT_FIELDS } from '../../../contacts/diff.ts';
-import { updateContactSchema } from '../../../contacts/schemas.ts';
-import type { Deps } from '../../../deps.ts';
-import { notFound, parseInput } from '../../../errors.ts';
-import { formOf } from './form.ts';
-import { type PageUser, requireUser, scopeOf, seeOther } from './guard.ts';
-import { html, type VNode } from './html.ts';
-import { type Notice, renderPage } from './layout.ts';
-import { CallForm, type CallSetup, loadCallSetup, setupReady } from './outbound.ts';
-import { doneNotice, formError, textField } from './settings/shared.ts';
-import { CsrfField, Time } from './ui.ts';
+import { type CallSetup, loadCallSetup } from '../../../../capture/telephony/call-setup.ts';
+import { type ContactView, getContact, updateContact } from '../../../../contacts/contacts.ts';
+import { EDITABLE_CONTACT_FIELDS } from '../../../../contacts/diff.ts';
+import { updateContactSchema } from '../../../../contacts/schemas.ts';
+import type { Deps } from '../../../../deps.ts';
+import { notFound, parseInput } from '../../../../errors.ts';
+import { CallForm } from '../calls/call-form.ts';
+import { formOf } from '../kit/form.ts';
+import { formError, textField } from '../kit/form-check.ts';
+import { type PageUser, requireUser, scopeOf, seeOther } from '../kit/guard.ts';
+import { html, type VNode } from '../kit/html.ts';
+import { type Notice, renderPage } from '../kit/layout.ts';
+import { doneNotice } from '../kit/notices.ts';
+import { CsrfField, Time } from '../kit/ui.ts';
+import { fullName } from './list.ts';
 
 /**
- * /app/contacts: the organization's contacts (search, pages) and /app/contacts/{id}: the edit form.
+ * /app/contacts/{id}: a contact's page, its Call form and the edit form.
  * A save changes only what differs and emits contact.updated with exactly those keys (the same
  * service as PATCH /admin/v1/contacts/{id}); a save that changes nothing emits nothing.
  */
-const PAGE_SIZE = 25;
 const DONE: Record<string, string> = {
   saved: 'Contact saved. Subscribed receivers get a contact.updated event with the changed fields.',
   unchanged: 'Nothing changed, so no event was sent.',
 };
-
-const fullName = (c: ContactView) => [c.first_name, c.last_name].filter(Boolean).join(' ');
-
-function ContactList(p: {
-  items: ContactView[];
-  q: string;
-  page: number;
-  hasMore: boolean;
-  canCall: boolean;
-}): VNode {
-  const link = (page: number) =>
-    `/app/contacts?${new URLSearchParams({ ...(p.q ? { q: p.q } : {}), page: String(page) })}`;
-  return html`<form method="get" action="/app/contacts" class="filters" role="search">
-      <div><label for="contact-q">Search</label>
-        <input type="search" id="contact-q" name="q" value=${p.q} placeholder="name, company, e-mail or phone" /></div>
-      <div><button type="submit" class="secondary">Search</button></div>
-    </form>
-    ${
-      p.items.length === 0
-        ? html`<p class="muted">${p.q ? 'No contact matches.' : 'No contacts yet.'}</p>`
-        : html`<table class="contacts">
-            <thead><tr><th scope="col">Name</th><th scope="col">Phone</th><th scope="col">E-mail</th>
-              <th scope="col">Company</th><th scope="col">Tags</th><th scope="col">Updated</th></tr></thead>
-            <tbody>
-              ${p.items.map(
-                (c) => html`<tr data-contact-id=${c.contact_id}>
-                  <td><a href=${`/app/contacts/${c.contact_id}`}>${fullName(c) || c.phone}</a></td>
-                  <td>${c.phone_e164 ?? c.phone}${
-                    p.canCall && c.phone_e164
-                      ? html` <a href=${`/app/calls/new?contact=${c.contact_id}`}
-                          aria-label=${`Call ${fullName(c) || c.phone_e164}`}>Call</a>`
-                      : null
-                  }</td>
-                  <td>${c.email ?? ''}</td>
-                  <td>${c.company ?? ''}</td>
-                  <td>${c.tags.join(', ')}</td>
-                  <td><${Time} at=${c.updated_at} /></td>
-                </tr>`,
-              )}
-            </tbody>
-          </table>`
-    }
-    <nav class="pager" aria-label="Pages">
-      ${p.page > 1 ? html`<a href=${link(p.page - 1)}>Previous page</a>` : html`<span></span>`}
-      ${p.hasMore ? html`<a href=${link(p.page + 1)}>Next page</a>` : html`<span></span>`}
-    </nav>`;
-}
 
 type ContactForm = Record<
   'first_name' | 'last_name' | 'email' | 'phone' | 'company' | 'notes' | 'tags',
@@ -135,33 +90,13 @@ async function renderEdit(
 
 type IdParams = { Params: { id: string } };
 
-export function contactPages(deps: Deps): FastifyPluginAsync {
+export function contactPage(deps: Deps): FastifyPluginAsync {
   return async (app) => {
-    app.get('/contacts', async (req, reply) => {
-      const user = requireUser(req);
-      const query = req.query as Record<string, unknown>;
-      const q = typeof query.q === 'string' ? query.q.replaceAll('\u0000', '').slice(0, 100) : '';
-      const page =
-        typeof query.page === 'string' && /^[1-9]\d{0,5}$/.test(query.page) ? Number(query.page) : 1;
-      const r = await listContacts(deps.db, scopeOf(user), {
-        search: q,
-        limit: PAGE_SIZE,
-        offset: (page - 1) * PAGE_SIZE,
-      });
-      return renderPage(reply, {
-        title: 'Contacts',
-        user,
-        nav: 'contacts',
-        body: html`<${ContactList} items=${r.items} q=${q} page=${page} hasMore=${r.has_more}
-          canCall=${setupReady(await loadCallSetup(deps.db, user))} />`,
-      });
-    });
-
     app.get<IdParams>('/contacts/:id', async (req, reply) => {
       const user = requireUser(req);
       const c = await getContact(deps.db, scopeOf(user), req.params.id);
       if (!c) throw notFound(`No contact ${req.params.id} in your organization.`);
-      return renderEdit(reply, user, c, await loadCallSetup(deps.db, user), {
+      return renderEdit(reply, user, c, await loadCallSetup(deps.db, scopeOf(user), user.session.userId), {
         notice: doneNotice(req, DONE),
       });
     });
@@ -194,7 +129,13 @@ export function contactPages(deps: Deps): FastifyPluginAsync {
         );
         return seeOther(reply, `/app/contacts/${before.contact_id}?done=${changed ? 'saved' : 'unchanged'}`);
       } catch (err) {
-        return renderEdit(reply, user, before, await loadCallSetup(deps.db, user), { v, ...formError(err) });
+        return renderEdit(
+          reply,
+          user,
+          before,
+          await loadCallSetup(deps.db, scopeOf(user), user.session.userId),
+          { v, ...formError(err) },
+        );
       }
     });
   };

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { badRequest } from '../../../errors.ts';
+import { badRequest } from '../../../../errors.ts';
 
 /** Largest form body the pages accept: their forms are a few short fields. */
 export const FORM_BODY_LIMIT = 64 * 1024;

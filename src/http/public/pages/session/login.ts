@@ -1,16 +1,16 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { clearedSessionCookie, endSession, sessionCookie } from '../../../accounts/sessions.ts';
-import { signIn } from '../../../accounts/sign-in.ts';
-import type { Deps } from '../../../deps.ts';
-import { AppError } from '../../../errors.ts';
-import { sha256Hex } from '../../../keys.ts';
-import { isSecureOrigin } from '../console/session.ts';
-import { field, formOf } from './form.ts';
-import { CSRF_FIELD, loadPageUser, requireUser, seeOther } from './guard.ts';
-import { html } from './html.ts';
-import { type Notice, renderPage } from './layout.ts';
-import { safeNext } from './next-path.ts';
+import { sessionCookie } from '../../../../accounts/sessions.ts';
+import { signIn } from '../../../../accounts/sign-in.ts';
+import type { Deps } from '../../../../deps.ts';
+import { AppError } from '../../../../errors.ts';
+import { sha256Hex } from '../../../../keys.ts';
+import { isSecureOrigin } from '../../console/session.ts';
+import { field, formOf } from '../kit/form.ts';
+import { CSRF_FIELD, loadPageUser, seeOther } from '../kit/guard.ts';
+import { html } from '../kit/html.ts';
+import { type Notice, renderPage } from '../kit/layout.ts';
+import { safeNext } from '../kit/next-path.ts';
 
 /**
  * The sign-in form has no session to bind a CSRF token to, so it uses a double-submit token: a
@@ -127,17 +127,6 @@ export function loginPages(deps: Deps): FastifyPluginAsync {
         }
         throw err;
       }
-    });
-  };
-}
-
-/** POST /app/logout (behind the page guard and the CSRF check): ends the session. */
-export function logoutPage(deps: Deps): FastifyPluginAsync {
-  return async (app) => {
-    app.post('/logout', async (req, reply) => {
-      await endSession(deps.db, requireUser(req).session.sessionId);
-      reply.header('set-cookie', clearedSessionCookie(isSecureOrigin(deps)));
-      return seeOther(reply, '/app/login');
     });
   };
 }

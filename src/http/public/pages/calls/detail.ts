@@ -1,28 +1,25 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { setCallStatuses } from '../../../capture/call-status.ts';
-import { cancelDeletion, eraseCall, scheduleDeletion, setTrashed } from '../../../capture/deletion.ts';
-import { readTranscript } from '../../../capture/transcript-text.ts';
-import type { Deps } from '../../../deps.ts';
-import { canonicalAnalysis, type ProposalItem } from '../../../domain/analysis.ts';
-import { followupEmailView } from '../../../domain/call-view.ts';
-import { recordingAvailability } from '../../../domain/recording-availability.ts';
-import { CRM_STATUSES, type CrmStatus, REVIEW_STATUSES, type ReviewStatus } from '../../../domain/values.ts';
-import { badRequest } from '../../../errors.ts';
-import { mintRecordingLink, REST_LINK_TTL_MS } from '../../../recordings/links.ts';
-import { DELETION_REASONS, type DeletionReason } from '../../../webhooks/outbox/event-data/deletion.ts';
+import type { FastifyPluginAsync } from 'fastify';
 import {
-  type CallPageEvent,
   type CallPageRow,
-  callPageEvents,
-  findCallForPage,
+  type CallStep,
+  type CallTrackerMatch,
+  readCallPage,
   recordingFactsOf,
-} from './call-query.ts';
-import { field, formOf } from './form.ts';
-import { type PageUser, requireOwner, requireUser, scopeOf, seeOther } from './guard.ts';
-import { html, type VNode } from './html.ts';
-import { type Notice, renderPage } from './layout.ts';
-import { CallForm, loadCallSetup } from './outbound.ts';
-import { CopyButton, CsrfField, formatDuration, formatTime, PostButton, Time, words } from './ui.ts';
+} from '../../../../capture/call-page.ts';
+import { readTranscript } from '../../../../capture/transcript-text.ts';
+import type { Deps } from '../../../../deps.ts';
+import { canonicalAnalysis, type ProposalItem } from '../../../../domain/analysis.ts';
+import { followupEmailView } from '../../../../domain/call-view.ts';
+import { recordingAvailability } from '../../../../domain/recording-availability.ts';
+import { CRM_STATUSES, REVIEW_STATUSES } from '../../../../domain/values.ts';
+import { mintRecordingLink, REST_LINK_TTL_MS } from '../../../../recordings/links.ts';
+import { DELETION_REASONS, type DeletionReason } from '../../../../webhooks/outbox/event-data/deletion.ts';
+import { type PageUser, requireUser, scopeOf } from '../kit/guard.ts';
+import { html, type VNode } from '../kit/html.ts';
+import { renderPage } from '../kit/layout.ts';
+import { doneNotice } from '../kit/notices.ts';
+import { CopyButton, CsrfField, formatDuration, PostButton, Time, words } from '../kit/ui.ts';
+import { CallForm } from './call-form.ts';
 
 /** What each deletion reason means, in the words the page shows. */
 export const DELETION_REASON_LABELS: Record<DeletionReason, string> = {
@@ -56,7 +53,7 @@ const REACHED_BEFORE: Record<string, number> = {
 };
 
 /** Messages after a successful action (post/redirect/get: ?done=<key>); never text from the request. */
-const DONE: Record<string, string> = {
+export const DONE: Record<string, string> = {
   trashed: 'The call is in the trash. Its recording is withheld until you restore it.',
   restored: 'The call was restored from the trash.',
   scheduled: 'The deletion is scheduled. You can cancel it until the date shown.',
@@ -84,9 +81,9 @@ const ANALYSIS_LABELS: [keyof ReturnType<typeof canonicalAnalysis>, string][] = 
   ['detected_language', 'Language'],
 ];
 
-const callPath = (id: string) => `/app/calls/${id}`;
+export const callPath = (id: string) => `/app/calls/${id}`;
 
-function customerName(c: CallPageRow): string {
+export function customerName(c: CallPageRow): string {
   const fromAnalysis =
     c.analysis && typeof c.analysis.caller_name === 'string' ? c.analysis.caller_name : null;
   return c.caller_name ?? fromAnalysis ?? 'Unknown caller';
@@ -249,22 +246,14 @@ function FollowupDraft({ c }: { c: CallPageRow }): VNode {
     <${CopyButton} target="draft-body" label="Copy e-mail text" />`;
 }
 
-function TrackerMatches({ events }: { events: CallPageEvent[] }): VNode {
-  const matches = events
-    .filter((e) => e.event_type === 'call.tracker.matched')
-    .flatMap((e) => (Array.isArray(e.data.matches) ? e.data.matches : [])) as {
-    name?: unknown;
-    matched_terms?: unknown;
-    excerpts?: unknown;
-  }[];
+function TrackerMatches({ matches }: { matches: CallTrackerMatch[] }): VNode {
   if (matches.length === 0) return html`<p class="muted">No keyword tracker matched this call.</p>`;
-  const list = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s) => typeof s === 'string') : []);
   return html`<ul>
     ${matches.map(
       (m) => html`<li>
-        <strong>${String(m.name ?? 'Tracker')}</strong>: ${list(m.matched_terms).join(', ')}
+        <strong>${m.name}</strong>: ${m.matchedTerms.join(', ')}
         <ul>
-          ${list(m.excerpts).map((x) => html`<li><q>${x}</q></li>`)}
+          ${m.excerpts.map((x) => html`<li><q>${x}</q></li>`)}
         </ul>
       </li>`,
     )}
@@ -272,21 +261,17 @@ function TrackerMatches({ events }: { events: CallPageEvent[] }): VNode {
 }
 
 /** The outbound lifecycle as a timeline: the stages reached, the current or final state, and the dated events. */
-function Lifecycle({ c, events }: { c: CallPageRow; events: CallPageEvent[] }): VNode {
+function Lifecycle({ c, steps }: { c: CallPageRow; steps: CallStep[] }): VNode {
   const state = c.outbound_lifecycle;
   if (!state) return html`<p class="muted">No lifecycle was reported for this call.</p>`;
   const onPath = HAPPY_PATH.indexOf(state);
   const reached = onPath >= 0 ? onPath : (REACHED_BEFORE[state] ?? -1);
   const stages = HAPPY_PATH.slice(0, reached + 1);
-  const dated = events.filter((e) =>
-    ['call.outbound.attempted', 'call.failed', 'call.outbound.lifecycle_repaired'].includes(e.event_type),
-  );
-  const eventText = (e: CallPageEvent): string => {
-    if (e.event_type === 'call.outbound.lifecycle_repaired') {
+  const stepText = (e: CallStep): string => {
+    if (e.kind === 'repaired')
       return 'Corrected to completed: a late carrier report showed the call connected';
-    }
-    if (e.event_type === 'call.failed') return 'Reported as failed';
-    return `Attempt finished: ${LIFECYCLE_LABELS[String(e.data.outbound_lifecycle)] ?? 'reported'}`;
+    if (e.kind === 'failed') return 'Reported as failed';
+    return `Attempt finished: ${LIFECYCLE_LABELS[String(e.lifecycle)] ?? 'reported'}`;
   };
   return html`<ol class="timeline" aria-label="Outbound call stages">
       ${stages.map((s) => {
@@ -304,9 +289,9 @@ function Lifecycle({ c, events }: { c: CallPageRow; events: CallPageEvent[] }): 
       }
     </ol>
     ${
-      dated.length > 0
+      steps.length > 0
         ? html`<ul>
-            ${dated.map((e) => html`<li><${Time} at=${e.created_at} />: ${eventText(e)}</li>`)}
+            ${steps.map((e) => html`<li><${Time} at=${e.at} />: ${stepText(e)}</li>`)}
           </ul>`
         : null
     }`;
@@ -380,37 +365,20 @@ function DeletionControls({ c, user }: { c: CallPageRow; user: PageUser }): VNod
     }`;
 }
 
-const doneNotice = (req: FastifyRequest): Notice | null => {
-  const done = (req.query as Record<string, unknown>).done;
-  const text = typeof done === 'string' ? DONE[done] : undefined;
-  return text ? { kind: 'ok', text } : null;
-};
-
-/** The date field of the schedule form → the instant the deletion is due (that day, 00:00 UTC). */
-function deletionDate(raw: string | undefined, now: Date): Date | null {
-  if (!raw) return null;
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(raw) || Number.isNaN(Date.parse(`${raw}T00:00:00Z`))) {
-    throw badRequest('Give the deletion date as a date (YYYY-MM-DD), or leave it empty.', 'delete_on');
-  }
-  const at = new Date(`${raw}T00:00:00Z`);
-  if (at.getTime() <= now.getTime()) throw badRequest('Choose a deletion date after today.', 'delete_on');
-  return at;
-}
-
-/** The call page at app_url (/app/calls/{id}) and its actions. */
+/** GET /app/calls/{id}: the call page (app_url of the API and the events); its forms post to actions.ts. */
 export function callPage(deps: Deps): FastifyPluginAsync {
   return async (app) => {
     app.get<{ Params: { id: string } }>('/calls/:id', async (req, reply) => {
       const user = requireUser(req);
-      const c = await findCallForPage(deps.db, user.session.organizationId, req.params.id);
-      const events = await callPageEvents(deps.db, user.session.organizationId, c.id);
-      const setup = c.customer_phone_e164 ? await loadCallSetup(deps.db, user) : null;
+      const page = await readCallPage(deps.db, scopeOf(user), req.params.id, user.session.userId);
+      const c = page.call;
+      const setup = c.customer_phone_e164 ? page.setup : null;
       const title = `${c.direction === 'inbound' ? 'Call from' : 'Call to'} ${customerName(c)}`;
       return renderPage(reply, {
         title,
         user,
         nav: 'calls',
-        notice: doneNotice(req),
+        notice: doneNotice(req, DONE),
         body: html`<p><a href="/app/calls">← All calls</a></p>
           <${Facts} c=${c} />
           <h2>Recording</h2>
@@ -420,10 +388,10 @@ export function callPage(deps: Deps): FastifyPluginAsync {
           <h2>Follow-up e-mail draft</h2>
           <${FollowupDraft} c=${c} />
           <h2>Keyword trackers</h2>
-          <${TrackerMatches} events=${events} />
+          <${TrackerMatches} matches=${page.trackerMatches} />
           ${
             c.direction === 'outbound' || c.outbound_lifecycle
-              ? html`<h2>Outbound call</h2><${Lifecycle} c=${c} events=${events} />`
+              ? html`<h2>Outbound call</h2><${Lifecycle} c=${c} steps=${page.steps} />`
               : null
           }
           ${
@@ -440,105 +408,6 @@ export function callPage(deps: Deps): FastifyPluginAsync {
           <h2>Trash and deletion</h2>
           <${DeletionControls} c=${c} user=${user} />`,
       });
-    });
-
-    app.post<{ Params: { id: string } }>('/calls/:id/status', async (req, reply) => {
-      const user = requireUser(req);
-      const form = formOf(req.body);
-      const crm = field(form, 'crm_status');
-      const review = field(form, 'review_status') ?? '';
-      if (!crm || !(CRM_STATUSES as readonly string[]).includes(crm)) {
-        throw badRequest(`Choose a CRM status: ${CRM_STATUSES.map(words).join(', ')}.`, 'crm_status');
-      }
-      if (review !== '' && !(REVIEW_STATUSES as readonly string[]).includes(review)) {
-        throw badRequest(
-          `Choose a review status: ${REVIEW_STATUSES.map(words).join(', ')}, or none.`,
-          'review_status',
-        );
-      }
-      const { changed } = await setCallStatuses(deps, scopeOf(user), req.params.id, {
-        crmStatus: crm as CrmStatus,
-        reviewStatus: review === '' ? null : (review as ReviewStatus),
-      });
-      return seeOther(reply, `${callPath(req.params.id)}?done=${changed ? 'statuses' : 'unchanged'}`);
-    });
-
-    for (const [action, trashed] of [
-      ['trash', true],
-      ['restore', false],
-    ] as const) {
-      app.post<{ Params: { id: string } }>(`/calls/:id/${action}`, async (req, reply) => {
-        const user = requireUser(req);
-        await setTrashed(deps, scopeOf(user), req.params.id, trashed);
-        return seeOther(reply, `${callPath(req.params.id)}?done=${trashed ? 'trashed' : 'restored'}`);
-      });
-    }
-
-    app.post<{ Params: { id: string } }>('/calls/:id/schedule-deletion', async (req, reply) => {
-      const user = requireUser(req);
-      const form = formOf(req.body);
-      const reason = field(form, 'reason');
-      if (!reason || !(DELETION_REASONS as readonly string[]).includes(reason)) {
-        throw badRequest('Choose the reason for the deletion.', 'reason');
-      }
-      const at = deletionDate(field(form, 'delete_on')?.trim() || undefined, deps.clock.now());
-      await scheduleDeletion(deps, scopeOf(user), req.params.id, {
-        reason: reason as DeletionReason,
-        pendingDeletionAt: at,
-      });
-      return seeOther(reply, `${callPath(req.params.id)}?done=scheduled`);
-    });
-
-    app.post<{ Params: { id: string } }>('/calls/:id/cancel-deletion', async (req, reply) => {
-      const user = requireUser(req);
-      await cancelDeletion(deps, scopeOf(user), req.params.id);
-      return seeOther(reply, `${callPath(req.params.id)}?done=cancelled`);
-    });
-
-    app.get<{ Params: { id: string } }>('/calls/:id/erase', async (req, reply) => {
-      const user = requireOwner(req, 'erase a call');
-      const c = await findCallForPage(deps.db, user.session.organizationId, req.params.id);
-      return renderPage(reply, {
-        title: 'Erase this call?',
-        user,
-        nav: 'calls',
-        body: html`<p>
-            You are about to erase the ${c.direction} call ${c.direction === 'inbound' ? 'from' : 'to'}
-            <strong>${customerName(c)}</strong> of ${formatTime(c.created_at)}. This happens at once and cannot be undone.
-          </p>
-          <p>What is lost for good:</p>
-          <ul>
-            <li>the recording (the audio file is deleted)${c.recording_state === 'available' ? '' : ' — this call has none stored'};</li>
-            <li>the transcript, the analysis and the follow-up e-mail draft;</li>
-            <li>the caller's name and phone numbers on this call;</li>
-            <li>webhook deliveries of this call not yet sent are cancelled, and the stored event bodies are emptied;</li>
-            <li>the call disappears from this app and from the API (it answers "not found").</li>
-          </ul>
-          <p>
-            Receivers that already got the recording are told it was deleted (call.recording.deleted). Copies they
-            made are theirs to delete.
-          </p>
-          <form method="post" action=${`${callPath(c.id)}/erase`} class="stack" data-confirm="Erase this call for good?">
-            <${CsrfField} user=${user} />
-            <label class="check">
-              <input type="checkbox" name="confirm" value="yes" required />
-              I understand that the call, its recording and its transcript are erased for good.
-            </label>
-            <div class="actions">
-              <button type="submit" class="danger">Erase the call</button>
-              <a href=${callPath(c.id)}>Keep it (back to the call)</a>
-            </div>
-          </form>`,
-      });
-    });
-
-    app.post<{ Params: { id: string } }>('/calls/:id/erase', async (req, reply) => {
-      const user = requireOwner(req, 'erase a call');
-      if (field(formOf(req.body), 'confirm') !== 'yes') {
-        throw badRequest('Tick the box to confirm that the call is erased for good.', 'confirm');
-      }
-      await eraseCall(deps, scopeOf(user), req.params.id);
-      return seeOther(reply, '/app/calls?done=erased');
     });
   };
 }

@@ -1,0 +1,71 @@
+import type { Queryable } from '../../db/types.ts';
+import type { TenantScope } from '../../domain/tenant.ts';
+
+/**
+ * What the web app's "Call" form (click-to-call) needs to know about an organization and its
+ * signed-in user: whether it can call at all (a telephony account and a service number), from which
+ * numbers, in which country national spellings are read, and the agent phone the user last called
+ * from (prefilled). A read model of the pages, scoped to one organization.
+ */
+export interface CallSetup {
+  /** the organization has a telephony account */
+  account: boolean;
+  /** its service numbers (E.164), oldest first */
+  numbers: string[];
+  /** the organization's country (ISO 3166-1 alpha-2): national spellings of numbers are read in it */
+  country: string | null;
+  /** the agent phone of the user's latest outbound call (E.164), or null */
+  lastAgentPhone: string | null;
+}
+
+export const setupReady = (s: CallSetup): boolean => s.account && s.numbers.length > 0;
+
+/** How far back (outbound calls of the organization) the form looks for the user's own phone. */
+const RECENT_OUTBOUND = 200;
+
+/** The setup's columns as stored rows name them (callSetupColumns). */
+export interface CallSetupRow {
+  setup_account: boolean;
+  setup_country: string | null;
+  setup_numbers: string[] | null;
+  setup_last_agent_phone: string | null;
+}
+
+/**
+ * The select-list of the setup, for a statement whose parameters `org` and `user` are the
+ * organization's and the user's ids (a read model that adds the setup to its own row in the same
+ * round trip: the call page). The user's latest outbound call is looked for among the
+ * organization's latest RECENT_OUTBOUND (calls_org_direction_created_idx, newest first): bounded
+ * work on every page that shows the form, also for a user who never placed a call in an
+ * organization with 100,000 outbound calls; `when` (SQL) skips that look where no form is shown.
+ */
+export const callSetupColumns = (org: string, user: string, when = 'true'): string =>
+  `EXISTS (SELECT 1 FROM telephony_accounts t WHERE t.organization_id = ${org}::uuid) AS setup_account,
+   (SELECT o.country FROM organizations o WHERE o.id = ${org}::uuid) AS setup_country,
+   (SELECT array_agg(p.number_e164 ORDER BY p.created_at, p.number_e164)
+      FROM phone_numbers p WHERE p.organization_id = ${org}::uuid) AS setup_numbers,
+   CASE WHEN ${when} THEN (SELECT recent.agent_phone_e164 FROM (
+       SELECT agent_phone_e164, agent_user_id, created_at, id FROM calls
+        WHERE organization_id = ${org}::uuid AND direction = 'outbound' AND erased_at IS NULL
+        ORDER BY created_at DESC, id DESC LIMIT ${RECENT_OUTBOUND}) recent
+     WHERE recent.agent_user_id = ${user}::uuid AND recent.agent_phone_e164 IS NOT NULL
+     ORDER BY recent.created_at DESC, recent.id DESC LIMIT 1) END AS setup_last_agent_phone`;
+
+export const callSetupOf = (r: CallSetupRow | undefined): CallSetup => ({
+  account: r?.setup_account ?? false,
+  numbers: r?.setup_numbers ?? [],
+  country: r?.setup_country ?? null,
+  lastAgentPhone: r?.setup_last_agent_phone ?? null,
+});
+
+/** The setup of an organization for one of its users: one statement. */
+export async function loadCallSetup(q: Queryable, scope: TenantScope, userId: string): Promise<CallSetup> {
+  const { rows } = await q.query<CallSetupRow>(
+    `SELECT ${callSetupColumns('$1', '$2')}`,
+    [scope.organizationId, userId],
+    {
+      name: 'call_setup_v1',
+    },
+  );
+  return callSetupOf(rows[0]);
+}
