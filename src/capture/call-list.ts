@@ -60,8 +60,7 @@ const NEWEST_FIRST = 'ORDER BY c.created_at DESC, c.id DESC';
  * One page, newest first; created_at DESC, id DESC is a total order, so pages never overlap or skip
  * when several calls share a created_at. Fetches limit + 1 rows so has_more is exact.
  *
- * `org` is the SQL expression of the organization id ('$1', or the session's s.organization_id when
- * the web app's list page rides on its session query, pages/guard.ts); the filters' parameters are
+ * `org` is the SQL expression of the organization id (listCalls passes '$1'); the filters' parameters are
  * numbered from `first`. Page 1 uses a constant-capped subquery. Later pages are a deferred join:
  * the page's (id, created_at) are found with OFFSET on the organization's index alone (an index-only
  * scan: the skipped calls' rows are never read), then only the page's calls are read by primary key.

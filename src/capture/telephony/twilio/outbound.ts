@@ -32,7 +32,7 @@ import { callUrl } from './urls.ts';
 /**
  * Outbound click-to-call through Twilio (docs/capture.md "Outbound calls"). placeOutboundCall is the
  * one service function every caller uses (the operator API, the web app's Call forms in
- * http/public/pages/outbound.ts, and the planned public POST /calls): it stores the call in
+ * http/public/pages/calls/new.ts, and the planned public POST /calls): it stores the call in
  * ringing_agent and asks Twilio to ring the agent. The agent's TwiML asks for a key press; the
  * press dials the customer from the service number, recorded dual-channel from answer. Twilio's
  * callbacks (handleOutboundCallback) then drive the lifecycle through the pure rules of
