@@ -10,7 +10,7 @@ import { setCallStatuses } from '../../src/capture/call-status.ts';
 import { cancelDeletion, eraseCall, scheduleDeletion, setTrashed } from '../../src/capture/deletion.ts';
 import { ANY_TENANT, type Scope, tenantScope } from '../../src/domain/tenant.ts';
 import { AppError } from '../../src/errors.ts';
-import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/console.ts';
+import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/app-api.ts';
 import { insertCall, MISSING, storedCall } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 

@@ -15,7 +15,7 @@ import { MINUTE } from '../../src/clock.ts';
 import { newId } from '../../src/ids.ts';
 import { pauseNotice, redactPauseNotice } from '../../src/webhooks/delivery/pause-notice.ts';
 import { reconcileDeliveries } from '../../src/webhooks/delivery/reconcile.ts';
-import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/app-api.ts';
 import { engine } from '../helpers/db.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { admin } from '../helpers/http.ts';

@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import type { Queryable } from '../../src/db/types.ts';
-import { cheapPasswordHash, orgWithLogin, PASSWORD } from './console.ts';
+import { cheapPasswordHash, orgWithLogin, PASSWORD } from './app-api.ts';
 import { createHarness, type Harness } from './harness.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';

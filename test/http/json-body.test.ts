@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { login, orgWithLogin, passwordHash } from '../helpers/console.ts';
+import { login, orgWithLogin, passwordHash } from '../helpers/app-api.ts';
 import { insertCall } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { adminHeaders, errorBody, errorJson } from '../helpers/http.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
-import { type ConsoleClient, cheapPasswordHash, login, orgWithLogin } from '../helpers/console.ts';
+import { type ConsoleClient, cheapPasswordHash, login, orgWithLogin } from '../helpers/app-api.ts';
 import { insertApiKey, insertCall } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { adminHeaders } from '../helpers/http.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { login } from '../helpers/console.ts';
+import { login } from '../helpers/app-api.ts';
 import { MISSING } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { admin, errorBody, errorJson } from '../helpers/http.ts';

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import type { Browser, Page, Response } from 'playwright-core';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/kit/security.ts';
 import { newId } from '../../src/ids.ts';
+import { orgWithLogin } from '../helpers/app-api.ts';
 import {
   checkA11y,
   DEMO_MEMBER,
@@ -14,7 +15,6 @@ import {
   type WebApp,
   watchCsp,
 } from '../helpers/browser.ts';
-import { orgWithLogin } from '../helpers/console.ts';
 import { insertAnalysis, insertCall, insertCallWithAudio, storedCall } from '../helpers/fixtures.ts';
 import type { Harness } from '../helpers/harness.ts';
 import { mp3 } from '../helpers/mp3.ts';

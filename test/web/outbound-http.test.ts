@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { createContact } from '../../src/contacts/contacts.ts';
 import { tenantScope } from '../../src/domain/tenant.ts';
 import { newId } from '../../src/ids.ts';
-import { cheapPasswordHash, PASSWORD } from '../helpers/console.ts';
+import { cheapPasswordHash, PASSWORD } from '../helpers/app-api.ts';
 import { insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { admin } from '../helpers/http.ts';
 import {

@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { createContact } from '../../src/contacts/contacts.ts';
 import { tenantScope } from '../../src/domain/tenant.ts';
+import { cheapPasswordHash } from '../helpers/app-api.ts';
 import {
   BROWSER_ENV,
   checkA11y,
@@ -21,7 +22,6 @@ import {
   startBrowser,
   watchCsp,
 } from '../helpers/browser.ts';
-import { cheapPasswordHash } from '../helpers/console.ts';
 import {
   type FakeTwilio,
   outboundCallOf,

@@ -6,7 +6,7 @@ import { buildPublicApp } from '../../src/http/public/app.ts';
 import { safeNext } from '../../src/http/public/pages/kit/next-path.ts';
 import { CONTENT_SECURITY_POLICY, SECURITY_HEADERS } from '../../src/http/public/pages/kit/security.ts';
 import { newId } from '../../src/ids.ts';
-import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/console.ts';
+import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/app-api.ts';
 import { insertCall } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 

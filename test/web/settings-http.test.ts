@@ -5,7 +5,7 @@ import { createTracker } from '../../src/accounts/trackers.ts';
 import { createContact } from '../../src/contacts/contacts.ts';
 import { tenantScope } from '../../src/domain/tenant.ts';
 import { SECURITY_HEADERS } from '../../src/http/public/pages/kit/security.ts';
-import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/console.ts';
+import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/app-api.ts';
 import { MISSING } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { insertDelivery, insertSubscription } from '../helpers/webhooks.ts';

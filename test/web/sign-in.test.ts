@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/kit/security.ts';
+import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/app-api.ts';
 import {
   BROWSER_ENV,
   checkA11y,
@@ -13,7 +14,6 @@ import {
   startBrowser,
   watchCsp,
 } from '../helpers/browser.ts';
-import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/console.ts';
 import { insertCall } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { DeliveryWorker } from '../../src/webhooks/delivery/worker.ts';
-import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/app-api.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { type ReceivedRequest, type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { waitFor } from '../helpers/wait.ts';

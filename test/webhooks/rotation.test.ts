@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { HOUR, MINUTE } from '../../src/clock.ts';
 import { decryptSecret } from '../../src/webhooks/delivery/secret-box.ts';
 import { expirePendingRotations } from '../../src/webhooks/subscriptions/rotation.ts';
-import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/app-api.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 import { insertDelivery } from '../helpers/webhooks.ts';

@@ -10,7 +10,7 @@ import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { after, before, test } from 'node:test';
 import { resolvesToBlocked } from '../../src/webhooks/delivery/http-client.ts';
-import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/app-api.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 
 let h: Harness;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { decryptSecret } from '../../src/webhooks/delivery/secret-box.ts';
-import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/app-api.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { echoChallenge, receiverPool } from '../helpers/receiver.ts';
 import { insertDelivery } from '../helpers/webhooks.ts';

@@ -7,7 +7,7 @@ import { installJsonParser, JSON_BODY_LIMIT } from '../json-body.ts';
 import { installHttpMetrics } from '../metrics-hooks.ts';
 import { installRequestIds, requestIdOptions } from '../request-id.ts';
 import { apiRoutes } from './api-v1/routes.ts';
-import { consoleRoutes } from './console/routes.ts';
+import { consoleRoutes } from './app-api/routes.ts';
 import { pagesRoutes } from './pages/routes.ts';
 import { telephonyRoutes } from './telephony/routes.ts';
 

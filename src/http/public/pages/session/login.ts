@@ -5,7 +5,7 @@ import { signIn } from '../../../../accounts/sign-in.ts';
 import type { Deps } from '../../../../deps.ts';
 import { AppError } from '../../../../errors.ts';
 import { sha256Hex } from '../../../../keys.ts';
-import { isSecureOrigin } from '../../console/session.ts';
+import { isSecureOrigin } from '../../app-api/session.ts';
 import { field, formOf } from '../kit/form.ts';
 import { CSRF_FIELD, loadPageUser, seeOther } from '../kit/guard.ts';
 import { html } from '../kit/html.ts';

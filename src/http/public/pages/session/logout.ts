@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { clearedSessionCookie, endSession } from '../../../../accounts/sessions.ts';
 import type { Deps } from '../../../../deps.ts';
-import { isSecureOrigin } from '../../console/session.ts';
+import { isSecureOrigin } from '../../app-api/session.ts';
 import { requireUser, seeOther } from '../kit/guard.ts';
 
 /** POST /app/logout (behind the page guard and the CSRF check): ends the session. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { orgWithLogin, PASSWORD, passwordHash } from '../helpers/console.ts';
+import { orgWithLogin, PASSWORD, passwordHash } from '../helpers/app-api.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 
 let h: Harness;

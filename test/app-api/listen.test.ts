@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import Stripe from 'stripe';
 import type { CliIo } from '../../src/cli/command.ts';
 import { reconnectDelayMs, runListen, SseParser } from '../../src/cli/listen.ts';
-import { sseEvent } from '../../src/http/public/console/listen.ts';
+import { sseEvent } from '../../src/http/public/app-api/listen.ts';
 import { RELEASE_HELD_SQL } from '../../src/webhooks/delivery/reconcile.ts';
 import { assertActivationAllowed } from '../../src/webhooks/subscriptions/handshake.ts';
 import {
@@ -18,7 +18,7 @@ import {
   triggerListenEvent,
 } from '../../src/webhooks/subscriptions/listen.ts';
 import { listSubscriptions } from '../../src/webhooks/subscriptions/subscriptions.ts';
-import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/app-api.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 import { drain, emit } from '../helpers/webhooks.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { hashApiKey } from '../../src/accounts/api-key-format.ts';
-import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/console.ts';
+import { type ConsoleClient, login, orgWithLogin, passwordHash } from '../helpers/app-api.ts';
 import { insertApiKey, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { HOUR, MINUTE } from '../../src/clock.ts';
-import { cheapPasswordHash, login, orgWithLogin, PASSWORD, passwordHash } from '../helpers/console.ts';
+import { cheapPasswordHash, login, orgWithLogin, PASSWORD, passwordHash } from '../helpers/app-api.ts';
 import { insertApiKey } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 
