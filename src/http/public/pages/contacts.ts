@@ -4,12 +4,12 @@ import { EDITABLE_CONTACT_FIELDS } from '../../../contacts/diff.ts';
 import { updateContactSchema } from '../../../contacts/schemas.ts';
 import type { Deps } from '../../../deps.ts';
 import { notFound, parseInput } from '../../../errors.ts';
-import { formOf } from './form.ts';
+import { field, formOf } from './form.ts';
 import { type PageUser, requireUser, seeOther } from './guard.ts';
 import { html, type VNode } from './html.ts';
 import { type Notice, renderPage } from './layout.ts';
 import { CallForm, type CallSetup, loadCallSetup, setupReady } from './outbound.ts';
-import { doneNotice, formError, textField } from './settings/shared.ts';
+import { doneNotice, formError } from './settings/shared.ts';
 import { CsrfField, Time } from './ui.ts';
 
 /**
@@ -140,7 +140,7 @@ export function contactPages(deps: Deps): FastifyPluginAsync {
     app.get('/contacts', async (req, reply) => {
       const user = requireUser(req);
       const query = req.query as Record<string, unknown>;
-      const q = typeof query.q === 'string' ? query.q.replaceAll('\u0000', '').slice(0, 100) : '';
+      const q = typeof query.q === 'string' ? query.q.slice(0, 100) : '';
       const page =
         typeof query.page === 'string' && /^[1-9]\d{0,5}$/.test(query.page) ? Number(query.page) : 1;
       const r = await listContacts(deps.db, user.session.organizationId, {
@@ -173,13 +173,13 @@ export function contactPages(deps: Deps): FastifyPluginAsync {
       if (!before) throw notFound(`No contact ${req.params.id} in your organization.`);
       const form = formOf(req.body);
       const v: ContactForm = {
-        first_name: textField(form, 'first_name') ?? '',
-        last_name: textField(form, 'last_name') ?? '',
-        email: textField(form, 'email') ?? '',
-        phone: textField(form, 'phone') ?? '',
-        company: textField(form, 'company') ?? '',
-        notes: textField(form, 'notes') ?? '',
-        tags: textField(form, 'tags') ?? '',
+        first_name: field(form, 'first_name') ?? '',
+        last_name: field(form, 'last_name') ?? '',
+        email: field(form, 'email') ?? '',
+        phone: field(form, 'phone') ?? '',
+        company: field(form, 'company') ?? '',
+        notes: field(form, 'notes') ?? '',
+        tags: field(form, 'tags') ?? '',
       };
       try {
         const patch = parseInput(updateContactSchema, {

@@ -7,11 +7,10 @@ import type { InitiateFailureReason } from '../../../domain/outbound-progress.ts
 import { normalizePhone } from '../../../domain/phone.ts';
 import { AppError } from '../../../errors.ts';
 import { isUuid } from '../../../ids.ts';
-import { formOf } from './form.ts';
+import { field, formOf } from './form.ts';
 import { type PageUser, requireUser, seeOther } from './guard.ts';
 import { html, type VNode } from './html.ts';
 import { type Notice, renderPage } from './layout.ts';
-import { textField } from './settings/shared.ts';
 import { CsrfField } from './ui.ts';
 
 /**
@@ -197,9 +196,9 @@ class CallRefused extends Error {
 function readCallForm(body: unknown): CallValues {
   const form = formOf(body);
   return {
-    customer_phone: (textField(form, 'customer_phone') ?? '').trim().slice(0, 64),
-    agent_phone: (textField(form, 'agent_phone') ?? '').trim().slice(0, 64),
-    from_number: (textField(form, 'from_number') ?? '').trim().slice(0, 64),
+    customer_phone: (field(form, 'customer_phone') ?? '').trim().slice(0, 64),
+    agent_phone: (field(form, 'agent_phone') ?? '').trim().slice(0, 64),
+    from_number: (field(form, 'from_number') ?? '').trim().slice(0, 64),
   };
 }
 

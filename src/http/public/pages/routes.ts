@@ -24,7 +24,8 @@ import { trackerPages } from './trackers.ts';
  * /app/calls…); a new area adds its plugin to that scope.
  *
  * Conventions for a page author: check roles with requireOwner (guard.ts); read form fields with
- * field()/fields() (form.ts: a 400 for a repeated or non-text value); answer a successful post with
+ * field()/fields() (form.ts: a 400 for a repeated or non-text value; a NUL character in any field or
+ * query parameter never reaches a handler, src/http/nul-guard.ts); answer a successful post with
  * seeOther() to the page that shows the result, with a fixed ?done=<key> mapped to a message (never
  * echo request text); throw AppError for refusals (errors.ts renders the page with its status and
  * message). A secret shown once (an API key, a signing secret) is rendered in the answer to the

@@ -10,11 +10,11 @@ import {
 } from '../../../accounts/trackers.ts';
 import type { Deps } from '../../../deps.ts';
 import { notFound } from '../../../errors.ts';
-import { formOf } from './form.ts';
+import { field, formOf } from './form.ts';
 import { type PageUser, requireUser, seeOther } from './guard.ts';
 import { html, type VNode } from './html.ts';
 import { type Notice, renderPage } from './layout.ts';
-import { doneNotice, formError, textField } from './settings/shared.ts';
+import { doneNotice, formError } from './settings/shared.ts';
 import { CsrfField, Time } from './ui.ts';
 
 /**
@@ -123,7 +123,7 @@ async function findTracker(deps: Deps, user: PageUser, id: string): Promise<Trac
 
 const formOfTracker = (body: unknown): TrackerForm => {
   const form = formOf(body);
-  return { name: textField(form, 'name') ?? '', terms: textField(form, 'terms') ?? '' };
+  return { name: field(form, 'name') ?? '', terms: field(form, 'terms') ?? '' };
 };
 
 type IdParams = { Params: { id: string } };
@@ -179,7 +179,7 @@ export function trackerPages(deps: Deps): FastifyPluginAsync {
     app.post<IdParams>('/trackers/:id/delete', async (req, reply) => {
       const user = requireUser(req);
       const t = await findTracker(deps, user, req.params.id);
-      if (textField(formOf(req.body), 'confirm') !== 'yes') {
+      if (field(formOf(req.body), 'confirm') !== 'yes') {
         return renderEdit(reply, user, t, {
           status: 400,
           notice: { kind: 'error', text: 'Tick the box to confirm the deletion.' },

@@ -16,12 +16,12 @@ import {
   listSubscriptions,
   type SubscriptionView,
 } from '../../../../webhooks/subscriptions/subscriptions.ts';
-import { fields, formOf } from '../form.ts';
+import { field, fields, formOf } from '../form.ts';
 import { type PageUser, requireUser, seeOther } from '../guard.ts';
 import { html, type VNode } from '../html.ts';
 import { type Notice, renderPage } from '../layout.ts';
 import { CopyButton, CsrfField, Time } from '../ui.ts';
-import { doneNotice, formError, route, StateLine, textField } from './shared.ts';
+import { doneNotice, formError, route, StateLine } from './shared.ts';
 import { renderSubscriptionPage } from './webhooks.ts';
 import {
   EVENT_WORDS,
@@ -242,9 +242,9 @@ export async function renderIntegrations(
 
 function keyFormOf(body: unknown): KeyFormValues {
   const form = formOf(body);
-  const consent = textField(form, 'recordings_consent');
+  const consent = field(form, 'recordings_consent');
   const scopes = fields(form, 'scopes').filter((s) => s !== 'read.recordings');
-  return { name: textField(form, 'name') ?? '', scopes, recordings: consent === 'yes' };
+  return { name: field(form, 'name') ?? '', scopes, recordings: consent === 'yes' };
 }
 
 type IdParams = { Params: { id: string } };
@@ -324,9 +324,9 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
       const user = requireUser(req);
       const form = formOf(req.body);
       const values: SubFormValues = {
-        url: textField(form, 'url') ?? '',
+        url: field(form, 'url') ?? '',
         eventTypes: fields(form, 'event_types'),
-        mode: textField(form, 'verification_mode') ?? 'permissive',
+        mode: field(form, 'verification_mode') ?? 'permissive',
       };
       try {
         if (values.mode !== 'permissive' && values.mode !== 'strict') {

@@ -3,12 +3,12 @@ import { getOrganization, updateOrganization } from '../../../../accounts/organi
 import { KNOWN_LANGUAGES } from '../../../../capture/language.ts';
 import type { Deps } from '../../../../deps.ts';
 import { badRequest, notFound } from '../../../../errors.ts';
-import { formOf } from '../form.ts';
+import { field, formOf } from '../form.ts';
 import { type PageUser, requireOwner, requireUser, seeOther } from '../guard.ts';
 import { html } from '../html.ts';
 import { type Notice, renderPage } from '../layout.ts';
 import { CsrfField } from '../ui.ts';
-import { doneNotice, formError, textField } from './shared.ts';
+import { doneNotice, formError } from './shared.ts';
 
 /**
  * /app/settings/organization: how long calls are kept (retention days; empty = until deleted) and the
@@ -110,11 +110,11 @@ export function organizationPages(deps: Deps): FastifyPluginAsync {
       const user = requireOwner(req, 'change the organization settings');
       const form = formOf(req.body);
       const v: OrgForm = {
-        retention_days: (textField(form, 'retention_days') ?? '').trim(),
-        language: textField(form, 'language') ?? '',
-        consent_enabled: textField(form, 'consent_enabled') === '1',
-        consent_text: (textField(form, 'consent_text') ?? '').trim(),
-        consent_language: (textField(form, 'consent_language') ?? '').trim(),
+        retention_days: (field(form, 'retention_days') ?? '').trim(),
+        language: field(form, 'language') ?? '',
+        consent_enabled: field(form, 'consent_enabled') === '1',
+        consent_text: (field(form, 'consent_text') ?? '').trim(),
+        consent_language: (field(form, 'consent_language') ?? '').trim(),
       };
       try {
         let retention: number | null = null;

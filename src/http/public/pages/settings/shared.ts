@@ -1,7 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import { AppError, badRequest } from '../../../../errors.ts';
+import { AppError } from '../../../../errors.ts';
 import type { SubscriptionView } from '../../../../webhooks/subscriptions/subscriptions.ts';
-import { type FormBody, field } from '../form.ts';
 import { html, type VNode } from '../html.ts';
 import type { Notice } from '../layout.ts';
 import { Time } from '../ui.ts';
@@ -39,13 +38,3 @@ export const StateLine = ({ sub }: { sub: SubscriptionView }): VNode =>
 
 /** The page plugins are registered under the /app prefix: a page path without it, for app.get/app.post. */
 export const route = (pagePath: string): string => pagePath.replace(/^\/app(?=\/)/, '');
-
-/**
- * A text field of a form (form.ts field()) that the database can store: PostgreSQL text cannot hold
- * a NUL character, so one is a 400 naming the field instead of a failed statement.
- */
-export function textField(form: FormBody, name: string): string | undefined {
-  const v = field(form, name);
-  if (v?.includes('\u0000')) throw badRequest(`Field "${name}" must not contain a NUL character.`, name);
-  return v;
-}
