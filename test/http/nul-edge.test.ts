@@ -25,6 +25,7 @@ import { T0 } from '../helpers/deps.ts';
 import { insertApiKey, insertCall, MISSING } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { adminHeaders, bearer, errorBody, errorJson } from '../helpers/http.ts';
+import { mp3 } from '../helpers/mp3.ts';
 import { type RouteInfo, routesOf } from '../helpers/routes.ts';
 import { insertDelivery, insertSubscription } from '../helpers/webhooks.ts';
 
@@ -161,6 +162,21 @@ function assertRefused(
   assert.deepEqual(errorJson(res), errorBody('BAD_REQUEST', message, T0, param), what);
 }
 
+/**
+ * Every probe of a test is sent and checked; the mismatches are collected and the test fails once
+ * with all of them (so a regression shows every route it touches, not only the first).
+ */
+const failures: string[] = [];
+function collect(what: string, check: () => void): void {
+  try {
+    check();
+  } catch (err) {
+    const message = (err as Error).message.split('\n')[0]!;
+    failures.push(message.startsWith(what) ? message : `${what}: ${message}`);
+  }
+}
+const noFailures = () => assert.deepEqual(failures.splice(0), [], 'every probe answered as the rule says');
+
 /** Rows the refused requests must not have written. */
 async function rowCounts() {
   const out: Record<string, number> = {};
@@ -181,7 +197,9 @@ async function rowCounts() {
   return out;
 }
 
+/** Every route of both listeners but the Twilio callbacks; the sign-outs last (a probe that got through would end the session). */
 function everyRoute(): { listener: 'public' | 'operator'; route: RouteInfo; surface: Surface }[] {
+  const last = (r: { route: RouteInfo }) => (r.route.url.endsWith('/logout') ? 1 : 0);
   return [
     ...routesOf(h.app)
       .filter((r) => !r.url.startsWith('/telephony/'))
@@ -191,7 +209,7 @@ function everyRoute(): { listener: 'public' | 'operator'; route: RouteInfo; surf
       route,
       surface: surfaceOf('operator', route.url),
     })),
-  ];
+  ].sort((a, b) => last(a) - last(b));
 }
 
 const methodsOf = (r: RouteInfo): Method[] =>
@@ -221,32 +239,36 @@ test('a NUL in a query parameter: 400 naming it on every route of both listeners
         headers,
         ...(payload === undefined ? {} : { payload }),
       });
-      assert.ok(res.statusCode < 500, `${what}: ${res.statusCode} ${res.body.slice(0, 300)}`);
-      if (surface === 'api-v1' && method !== 'GET') {
-        // The read-only REST API answers 405 before anything is read (its documented order).
-        assert.equal(res.statusCode, 405, what);
-        counted.other++;
-      } else if (route.url === '/api/v1/openapi.json') {
-        assert.equal(res.statusCode, 200, `${what}: the document reads no query`);
-        counted.other++;
-      } else if (route.url === '/api/v1/calls/:id/recording.mp3') {
-        // Authenticated by its token and exp only: a NUL there is no minted link.
-        assert.deepEqual(errorJson(res), errorBody('UNAUTHORIZED', INVALID_LINK_MESSAGE), what);
-        counted.other++;
-      } else {
-        assertRefused(res, surface, queryMessage('recording_sid'), 'recording_sid', what);
-        counted.refused++;
-      }
+      collect(what, () => {
+        if (surface === 'api-v1' && method !== 'GET') {
+          // The read-only REST API answers 405 before anything is read (its documented order).
+          assert.equal(res.statusCode, 405, res.body);
+          counted.other++;
+        } else if (route.url === '/api/v1/openapi.json') {
+          assert.equal(res.statusCode, 200, 'the document reads no query');
+          counted.other++;
+        } else if (route.url === '/api/v1/calls/:id/recording.mp3') {
+          // Authenticated by its token and exp only: a NUL there is no minted link.
+          assert.deepEqual(errorJson(res), errorBody('UNAUTHORIZED', INVALID_LINK_MESSAGE));
+          counted.other++;
+        } else {
+          assertRefused(res, surface, queryMessage('recording_sid'), 'recording_sid', what);
+          counted.refused++;
+        }
+      });
     }
   }
   // A NUL in a parameter's name, and in the second value of a repeated one.
   for (const url of ['/admin/v1/organizations?na%00me=1', '/admin/v1/organizations?page=1&page=%00']) {
     const res = await send({ listener: 'operator', method: 'GET', url, headers: { ...adminHeaders } });
     const name = url.includes('na%00me') ? 'na\\u0000me' : 'page';
-    assertRefused(res, 'operator', queryMessage(name), name, url);
+    collect(url, () => assertRefused(res, 'operator', queryMessage(name), name, url));
   }
   const rest = await h.app.inject({ url: '/api/v1/calls?status=new&ph%00one=1', headers: bearer(apiKey) });
-  assertRefused(rest, 'api-v1', queryMessage('ph\\u0000one'), 'ph\\u0000one', 'GET /api/v1/calls');
+  collect('GET /api/v1/calls', () =>
+    assertRefused(rest, 'api-v1', queryMessage('ph\\u0000one'), 'ph\\u0000one', 'GET /api/v1/calls'),
+  );
+  noFailures();
   console.log(
     `query: ${counted.refused} route methods refused the NUL, ${counted.other} answered before reading a query`,
   );
@@ -270,7 +292,7 @@ test('a NUL in any JSON field or form field: 400 naming its path, on every route
           headers: { ...headers, 'content-type': 'application/json' },
           payload: JSON.stringify({ name: 'a\u0000b' }),
         });
-        assert.equal(res.statusCode, 405, `${what}: ${res.body}`);
+        collect(what, () => assert.equal(res.statusCode, 405, res.body));
         continue;
       }
       if (route.url === '/admin/v1/calls/:id/recording' && method === 'PUT') {
@@ -282,7 +304,7 @@ test('a NUL in any JSON field or form field: 400 naming its path, on every route
           headers: { ...headers, 'content-type': 'application/json' },
           payload: JSON.stringify({ name: 'a\u0000b' }),
         });
-        assert.equal(res.statusCode, 415, `${what}: ${res.body}`);
+        collect(what, () => assert.equal(res.statusCode, 415, res.body));
         continue;
       }
       if (surface === 'page') {
@@ -293,7 +315,7 @@ test('a NUL in any JSON field or form field: 400 naming its path, on every route
           headers: { ...headers, ...FORM },
           payload: new URLSearchParams({ _csrf: page.csrf, name: 'a\u0000b' }).toString(),
         });
-        assertRefused(res, surface, fieldMessage('name'), 'name', what);
+        collect(what, () => assertRefused(res, surface, fieldMessage('name'), 'name', what));
         probes++;
         continue;
       }
@@ -311,7 +333,8 @@ test('a NUL in any JSON field or form field: 400 naming its path, on every route
           headers: { ...headers, 'content-type': 'application/json' },
           payload: JSON.stringify(body),
         });
-        assertRefused(res, surface, fieldMessage(path), path, `${what} ${JSON.stringify(body)}`);
+        const label = `${what} ${JSON.stringify(body)}`;
+        collect(label, () => assertRefused(res, surface, fieldMessage(path), path, label));
         probes++;
       }
     }
@@ -323,10 +346,13 @@ test('a NUL in any JSON field or form field: 400 naming its path, on every route
     headers: { ...adminHeaders, 'content-type': 'application/json' },
     payload: JSON.stringify('\u0000'),
   });
-  assert.deepEqual(
-    errorJson(res),
-    errorBody('BAD_REQUEST', 'The request body must not contain a NUL character.'),
+  collect('a string body', () =>
+    assert.deepEqual(
+      errorJson(res),
+      errorBody('BAD_REQUEST', 'The request body must not contain a NUL character.'),
+    ),
   );
+  noFailures();
   assert.deepEqual(await rowCounts(), before, 'nothing written');
   console.log(`bodies: ${probes} NUL bodies refused`);
   assert.ok(probes > 100, `${probes} probes`);
@@ -568,7 +594,7 @@ function textLeaves(value: unknown, path = ''): { path: string; set: (root: unkn
   return out;
 }
 
-test('every text field of the operations that store text: the NUL is a 400 naming it, nothing is written', async () => {
+test('every text field of the operations that store text (and the queries they read): the NUL is a 400 naming it, nothing is written', async () => {
   const before = await rowCounts();
   let probes = 0;
   for (const op of JSON_BODIES) {
@@ -584,7 +610,8 @@ test('every text field of the operations that store text: the NUL is a 400 namin
         headers,
         payload: JSON.stringify(leaf.set(body)),
       });
-      assertRefused(res, surface, fieldMessage(leaf.path), leaf.path, `${op.method} ${url} ${leaf.path}`);
+      const what = `${op.method} ${url} ${leaf.path}`;
+      collect(what, () => assertRefused(res, surface, fieldMessage(leaf.path), leaf.path, what));
       probes++;
     }
   }
@@ -603,7 +630,9 @@ test('every text field of the operations that store text: the NUL is a 400 namin
           [name]: `x\u0000${fields[name]}`,
         }).toString(),
       });
-      assertRefused(res, 'page', fieldMessage(name), name, `POST ${url} ${name}`);
+      collect(`POST ${url} ${name}`, () =>
+        assertRefused(res, 'page', fieldMessage(name), name, `POST ${url} ${name}`),
+      );
       probes++;
     }
   }
@@ -620,11 +649,38 @@ test('every text field of the operations that store text: the NUL is a 400 namin
       headers: { ...FORM, cookie: pre },
       payload: new URLSearchParams(fields).toString(),
     });
-    assertRefused(res, 'page', fieldMessage(name), name, `POST /app/login ${name}`);
+    collect(`POST /app/login ${name}`, () =>
+      assertRefused(res, 'page', fieldMessage(name), name, `POST /app/login ${name}`),
+    );
     probes++;
   }
+  // Query parameters that are text the handlers store or look up.
+  const queries: Probe[] = [
+    {
+      listener: 'operator',
+      method: 'PUT',
+      url: `/admin/v1/calls/${callId}/recording?recording_sid=RE%00${'0'.repeat(32)}`,
+      headers: { ...adminHeaders, 'content-type': 'audio/mpeg' },
+      payload: mp3(2).bytes,
+    },
+    {
+      listener: 'public',
+      method: 'GET',
+      url: `/app/api/webhook-subscriptions/${subId}/deliveries?cursor=a%00b`,
+      headers: { cookie: consoleSession.cookie },
+    },
+    { listener: 'public', method: 'GET', url: '/app/contacts?q=Gr%00ace', headers: { cookie: page.cookie } },
+  ];
+  for (const q of queries) {
+    const res = await send(q);
+    const name = /\?(\w+)=/.exec(q.url)![1]!;
+    const what = `${q.method} ${q.url}`;
+    collect(what, () => assertRefused(res, surfaceOf(q.listener, q.url), queryMessage(name), name, what));
+    probes++;
+  }
+  noFailures();
   assert.deepEqual(await rowCounts(), before, 'nothing written');
-  console.log(`realistic bodies: ${probes} text fields refused with their NUL`);
+  console.log(`realistic bodies and queries: ${probes} text fields refused with their NUL`);
 });
 
 test('headers: a raw NUL never reaches a route (400 from the HTTP parser); a percent-encoded one in the session cookie is no session', async () => {
