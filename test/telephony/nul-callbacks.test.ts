@@ -13,6 +13,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { settleRecordingDownloads } from '../../src/capture/telephony/twilio/download.ts';
 import { OUTBOUND_CALLBACK_KINDS } from '../../src/capture/telephony/twilio/outbound-callbacks.ts';
 import { T0 } from '../helpers/deps.ts';
 import { type FakeCall, getExpectedTwilioSignature, parseTwiml, sid } from '../helpers/fake-twilio.ts';
@@ -95,6 +96,7 @@ test('a real inbound call with a NUL in CallerName and From: the same TwiML as w
   assert.equal(same(nulEnd.actionReply.body, nulId, nul), same(cleanEnd.actionReply.body, cleanId, clean));
   assert.equal((await nul.hangup()).status, (await clean.hangup()).status);
 
+  await settleRecordingDownloads(t.h.deps);
   const row = await stored(nulId);
   assert.equal(row.caller_name, 'Ada Lovelace');
   assert.equal(row.customer_phone_e164, '+14155550142');
@@ -265,6 +267,7 @@ test('every callback route: a signed callback with a NUL in every parameter answ
   }
   console.log(`callbacks with a NUL in every parameter, answered as without: ${answers.join(', ')}`);
 
+  await settleRecordingDownloads(t.h.deps);
   for (const pair of Object.values(pairs)) {
     assert.deepEqual(await stored(pair.nul.callId), await stored(pair.clean.callId));
   }
