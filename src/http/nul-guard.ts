@@ -12,10 +12,10 @@ import { type AppError, badRequest } from '../errors.ts';
  *   installNulGuard's preValidation hook on the root of each listener, so every route, present and
  *   future, has it; on the pages the 400 is rendered as an error page by their error handler.
  * - Scopes that apply the rule themselves, at their own place in their order of checks, say so
- *   with nulRuleAppliedBy: /api/v1 reads its query only through readQuery (the "400 query" step,
- *   after authentication and the key's counting); /telephony/twilio verifies the signature over the
- *   parameters as Twilio sent them and then drops the character (withoutNul), so a real call still
- *   gets its TwiML.
+ *   with nulRuleAppliedBy: /api/v1's operations read their query through readQuery (the "400
+ *   query" step, after authentication and the key's counting; the signed download's token and exp
+ *   only match a minted link); /telephony/twilio verifies the signature over the parameters as
+ *   Twilio sent them and then drops the character (withoutNul), so a real call still gets its TwiML.
  * - Path parameters are ids the handlers validate (a UUID, a fixed name), and headers cannot carry
  *   a NUL at all (Node's HTTP parser refuses the request; error-handler.ts clientErrorHandler).
  */
@@ -122,7 +122,7 @@ export function nulQueryParameter(query: unknown): string | null {
 /**
  * The edge rule, installed on the root instance of each listener before its routes: after the body
  * is parsed and before any route's handler (preValidation), a NUL in the query string or the body
- * is a 400 naming it (no route, no rule: a 404 stays a 404). Scopes' onRequest hooks (authentication, the page guard) run first, so a
+ * is a 400 naming it. Scopes' onRequest hooks (authentication, the page guard) run first, so a
  * caller without a session still gets its 401 or redirect.
  */
 export function installNulGuard(app: FastifyInstance): void {
