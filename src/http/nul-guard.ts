@@ -22,6 +22,9 @@ import { type AppError, badRequest } from '../errors.ts';
 
 const NUL = '\u0000';
 
+/** Longest path an answer names (a body nested thousands deep is cut, not echoed whole). */
+const PATH_SHOWN_MAX = 200;
+
 /** The message of a NUL in a body field (`path` '' = the body itself is a string). */
 export function nulInField(path: string): AppError {
   return path === ''
@@ -55,8 +58,12 @@ export function nulPath(value: unknown): string | null {
   const keys: (string | number)[] = [''];
   const pathOf = (i: number, last?: string): string => {
     const parts: (string | number)[] = last === undefined ? [] : [last];
-    for (let j = i; j > 0; j = parents[j]!) parts.unshift(keys[j]!);
-    return parts.map((p, n) => (typeof p === 'number' ? `[${p}]` : n ? `.${shown(p)}` : shown(p))).join('');
+    for (let j = i; j > 0; j = parents[j]!) parts.push(keys[j]!);
+    parts.reverse();
+    const path = parts
+      .map((p, n) => (typeof p === 'number' ? `[${p}]` : n ? `.${shown(p)}` : shown(p)))
+      .join('');
+    return path.length > PATH_SHOWN_MAX ? `${path.slice(0, PATH_SHOWN_MAX)}…` : path;
   };
   for (let i = 0; i < values.length; i++) {
     const v = values[i];

@@ -171,7 +171,7 @@ function collect(what: string, check: () => void): void {
   try {
     check();
   } catch (err) {
-    const message = (err as Error).message.split('\n')[0]!;
+    const message = (err as Error).message.replace(/\s+/g, ' ').slice(0, 600);
     failures.push(message.startsWith(what) ? message : `${what}: ${message}`);
   }
 }
@@ -351,6 +351,17 @@ test('a NUL in any JSON field or form field: 400 naming its path, on every route
       errorJson(res),
       errorBody('BAD_REQUEST', 'The request body must not contain a NUL character.'),
     ),
+  );
+  // A NUL at the bottom of a body nested 5,000 arrays deep: refused, its path cut short.
+  const deep = await h.operator.inject({
+    method: 'POST',
+    url: '/admin/v1/organizations',
+    headers: { ...adminHeaders, 'content-type': 'application/json' },
+    payload: `${'['.repeat(5_000)}${JSON.stringify('\u0000')}${']'.repeat(5_000)}`,
+  });
+  const cut = `${'[0]'.repeat(67).slice(0, 200)}…`;
+  collect('a deeply nested body', () =>
+    assert.deepEqual(errorJson(deep), errorBody('BAD_REQUEST', fieldMessage(cut), T0, cut)),
   );
   noFailures();
   assert.deepEqual(await rowCounts(), before, 'nothing written');
