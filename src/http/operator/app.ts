@@ -7,6 +7,7 @@ import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../er
 import { healthRoutes } from '../health.ts';
 import { installJsonParser, JSON_BODY_LIMIT } from '../json-body.ts';
 import { installHttpMetrics } from '../metrics-hooks.ts';
+import { installNulGuard } from '../nul-guard.ts';
 import { installRequestIds, requestIdOptions } from '../request-id.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { operatorAuth } from './auth.ts';
@@ -43,6 +44,7 @@ export async function buildOperatorApp(
   installHttpMetrics(app, 'operator');
   installErrorHandling(app, deps.clock);
   installJsonParser(app);
+  installNulGuard(app);
   // Runs the processing jobs this listener's requests enqueue, right after their response; closing
   // the app waits for them. The worker role runs everything else (src/worker.ts).
   const jobs = createJobRunner(deps, { handlers: { ...captureStageHandlers(), ...opts.stageHandlers } });

@@ -5,6 +5,7 @@ import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../er
 import { healthRoutes } from '../health.ts';
 import { installJsonParser, JSON_BODY_LIMIT } from '../json-body.ts';
 import { installHttpMetrics } from '../metrics-hooks.ts';
+import { installNulGuard } from '../nul-guard.ts';
 import { installRequestIds, requestIdOptions } from '../request-id.ts';
 import { apiRoutes } from './api-v1/routes.ts';
 import { consoleRoutes } from './app-api/routes.ts';
@@ -29,6 +30,7 @@ export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
   installHttpMetrics(app, 'public');
   installErrorHandling(app, deps.clock);
   installJsonParser(app);
+  installNulGuard(app);
   await app.register(cookie);
   await app.register(healthRoutes(deps));
   await app.register(apiRoutes(deps), { prefix: '/api/v1' });

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { badRequest } from '../../../errors.ts';
+import { nulInQueryParameter } from '../../nul-guard.ts';
 
 /**
  * Query parameters of the REST API, read from the raw query string (req.url), not from Fastify's
@@ -41,6 +42,8 @@ export function readQuery<P extends QueryParams>(url: string, params: P): QueryV
   const search = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
   const raw = new Map<string, string>();
   for (const [name, value] of search) {
+    // The edge's NUL rule (src/http/nul-guard.ts), applied here: this is where /api/v1 reads its query.
+    if (name.includes('\u0000') || value.includes('\u0000')) throw nulInQueryParameter(name);
     if (!Object.hasOwn(params, name)) {
       throw badRequest(`Unknown query parameter ${quote(name)}. ${acceptedList(params)}`, name);
     }

@@ -5,6 +5,7 @@ import { AppError } from '../../../errors.ts';
 import { factsOf, findRecordingCall } from '../../../recordings/call-recording.ts';
 import { mintRecordingLink, REST_LINK_TTL_MS } from '../../../recordings/links.ts';
 import { authenticate, requireScope } from './auth.ts';
+import { readQuery } from './query.ts';
 import { downloadHandler } from './recording-download.ts';
 import { ok } from './reply.ts';
 
@@ -23,6 +24,7 @@ export function recordingRoutes(deps: Deps): FastifyPluginAsync {
       { onRequest: cacheControl('no-store'), preHandler: authenticate(deps) },
       async (req) => {
         const principal = requireScope(req, 'read.recordings');
+        readQuery(req.url, {});
         const { id } = req.params as { id: string };
         const call = await findRecordingCall(deps.db, id, { organizationId: principal.organizationId });
         if (!call) throw new AppError('NOT_FOUND', MESSAGES.NOT_FOUND);

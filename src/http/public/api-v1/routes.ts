@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../../deps.ts';
 import { notFound } from '../../../errors.ts';
 import { maintenanceError, maintenanceGate } from '../../../maintenance.ts';
+import { nulRuleAppliedBy } from '../../nul-guard.ts';
 import { authenticate, authenticatesWithKey, countWithoutOperation, duplicateAuthorization } from './auth.ts';
 import { callRoutes } from './calls.ts';
 import { meRoutes } from './me.ts';
@@ -29,6 +30,10 @@ export function apiRoutes(deps: Deps): FastifyPluginAsync {
   return async (app) => {
     const gate = maintenanceGate(deps);
     const allow = methodNotAllowed(app);
+    // The NUL rule (nul-guard.ts) for the query is readQuery's (query.ts), at the "400 query" step of
+    // the order above, after the key is counted; the signed download's token and exp can only match
+    // a minted link (else 401). No route here parses a body (GET only; the 405s answer in onRequest).
+    nulRuleAppliedBy(app, { query: true });
     app.addHook('onClose', async () => gate.dispose());
     app.addHook('onRoute', (route) => {
       if (authenticatesWithKey(route.preHandler)) route.config = { ...route.config, [KEY_ROUTE]: true };

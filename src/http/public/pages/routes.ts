@@ -30,8 +30,8 @@ import { trackerListPage } from './trackers/list.ts';
  * /app/calls…), one plugin per page; a new page adds its plugin to that scope.
  *
  * Conventions for a page author (the kit, kit/): check roles with requireOwner (guard.ts); read
- * form fields with field()/fields()/textField() (form.ts, form-check.ts: a 400 for a repeated or
- * non-text value) and check them with the service's zod schema in the page's words (checkForm); a
+ * form fields with field()/fields() (form.ts: a 400 for a repeated or non-text value; a NUL
+ * character in any field or query parameter never reaches a handler, src/http/nul-guard.ts) and check them with the service's zod schema in the page's words (checkForm); a
  * typed date with parseDay (dates.ts); answer a successful post with seeOther() to the page that
  * shows the result, with a fixed ?done=<key> mapped to a message by doneNotice (notices.ts; never
  * echo request text); throw AppError for refusals (errors.ts renders the page with its status and

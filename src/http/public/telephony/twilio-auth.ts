@@ -4,6 +4,7 @@ import { type FormParams, signatureMatches } from '../../../capture/telephony/tw
 import type { Deps } from '../../../deps.ts';
 import { AppError } from '../../../errors.ts';
 import { TELEPHONY_FORBIDDEN_MESSAGE } from '../../error-handler.ts';
+import { nulRuleAppliedBy, withoutNul } from '../../nul-guard.ts';
 
 /**
  * Every route under /telephony/twilio is a Twilio callback: a form-encoded POST carrying
@@ -51,6 +52,9 @@ const FORBIDDEN_MESSAGE = TELEPHONY_FORBIDDEN_MESSAGE;
 
 /** Installs the form parser and the signature check on this (encapsulated) plugin scope. */
 export function installTwilioAuth(app: FastifyInstance, deps: Deps): void {
+  // The edge's NUL rule (nul-guard.ts) is applied here, after the signature check: the form's
+  // parameters lose the character (below), the query is never read (it is only signed).
+  nulRuleAppliedBy(app, { body: true, query: true });
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: TWILIO_FORM_LIMIT },
@@ -84,6 +88,15 @@ export function installTwilioAuth(app: FastifyInstance, deps: Deps): void {
       );
       throw new AppError('FORBIDDEN', FORBIDDEN_MESSAGE);
     }
-    verified.set(req, { account, params });
+    // The signature covers the parameters as Twilio sent them; the handlers get them without the
+    // NUL character (PostgreSQL text cannot hold it), so a real call still gets its TwiML.
+    const clean = withoutNul(params);
+    if (clean.changed.length > 0) {
+      req.log.warn(
+        { account_sid: accountSid, path: req.url.split('?')[0], params: clean.changed },
+        'twilio callback: NUL characters dropped from parameters',
+      );
+    }
+    verified.set(req, { account, params: clean.params });
   });
 }

@@ -7,8 +7,7 @@ import type { InitiateFailureReason } from '../../../../domain/outbound-progress
 import { normalizePhone } from '../../../../domain/phone.ts';
 import { AppError } from '../../../../errors.ts';
 import { isUuid } from '../../../../ids.ts';
-import { formOf } from '../kit/form.ts';
-import { textField } from '../kit/form-check.ts';
+import { field, formOf } from '../kit/form.ts';
 import { type PageUser, requireUser, scopeOf, seeOther } from '../kit/guard.ts';
 import { html } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
@@ -73,9 +72,9 @@ class CallRefused extends Error {
 function readCallForm(body: unknown): CallValues {
   const form = formOf(body);
   return {
-    customer_phone: (textField(form, 'customer_phone') ?? '').trim().slice(0, 64),
-    agent_phone: (textField(form, 'agent_phone') ?? '').trim().slice(0, 64),
-    from_number: (textField(form, 'from_number') ?? '').trim().slice(0, 64),
+    customer_phone: (field(form, 'customer_phone') ?? '').trim().slice(0, 64),
+    agent_phone: (field(form, 'agent_phone') ?? '').trim().slice(0, 64),
+    from_number: (field(form, 'from_number') ?? '').trim().slice(0, 64),
   };
 }
 

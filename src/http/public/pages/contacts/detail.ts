@@ -6,8 +6,8 @@ import { updateContactSchema } from '../../../../contacts/schemas.ts';
 import type { Deps } from '../../../../deps.ts';
 import { notFound, parseInput } from '../../../../errors.ts';
 import { CallForm } from '../calls/call-form.ts';
-import { formOf } from '../kit/form.ts';
-import { formError, textField } from '../kit/form-check.ts';
+import { field, formOf } from '../kit/form.ts';
+import { formError } from '../kit/form-check.ts';
 import { type PageUser, requireUser, scopeOf, seeOther } from '../kit/guard.ts';
 import { html, type VNode } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
@@ -107,13 +107,13 @@ export function contactPage(deps: Deps): FastifyPluginAsync {
       if (!before) throw notFound(`No contact ${req.params.id} in your organization.`);
       const form = formOf(req.body);
       const v: ContactForm = {
-        first_name: textField(form, 'first_name') ?? '',
-        last_name: textField(form, 'last_name') ?? '',
-        email: textField(form, 'email') ?? '',
-        phone: textField(form, 'phone') ?? '',
-        company: textField(form, 'company') ?? '',
-        notes: textField(form, 'notes') ?? '',
-        tags: textField(form, 'tags') ?? '',
+        first_name: field(form, 'first_name') ?? '',
+        last_name: field(form, 'last_name') ?? '',
+        email: field(form, 'email') ?? '',
+        phone: field(form, 'phone') ?? '',
+        company: field(form, 'company') ?? '',
+        notes: field(form, 'notes') ?? '',
+        tags: field(form, 'tags') ?? '',
       };
       try {
         const patch = parseInput(updateContactSchema, {

@@ -32,13 +32,3 @@ export function formError(err: unknown): { status: number; notice: Notice } {
   }
   throw err;
 }
-
-/**
- * A text field of a form (form.ts field()) that the database can store: PostgreSQL text cannot hold
- * a NUL character, so one is a 400 naming the field instead of a failed statement.
- */
-export function textField(form: FormBody, name: string): string | undefined {
-  const v = field(form, name);
-  if (v?.includes('\u0000')) throw badRequest(`Field "${name}" must not contain a NUL character.`, name);
-  return v;
-}

@@ -16,8 +16,8 @@ import {
   listSubscriptions,
   type SubscriptionView,
 } from '../../../../webhooks/subscriptions/subscriptions.ts';
-import { fields, formOf } from '../kit/form.ts';
-import { formError, textField } from '../kit/form-check.ts';
+import { field, fields, formOf } from '../kit/form.ts';
+import { formError } from '../kit/form-check.ts';
 import { type PageUser, requireUser, seeOther } from '../kit/guard.ts';
 import { html, type VNode } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
@@ -245,9 +245,9 @@ export async function renderIntegrations(
 
 function keyFormOf(body: unknown): KeyFormValues {
   const form = formOf(body);
-  const consent = textField(form, 'recordings_consent');
+  const consent = field(form, 'recordings_consent');
   const scopes = fields(form, 'scopes').filter((s) => s !== 'read.recordings');
-  return { name: textField(form, 'name') ?? '', scopes, recordings: consent === 'yes' };
+  return { name: field(form, 'name') ?? '', scopes, recordings: consent === 'yes' };
 }
 
 type IdParams = { Params: { id: string } };
@@ -327,9 +327,9 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
       const user = requireUser(req);
       const form = formOf(req.body);
       const values: SubFormValues = {
-        url: textField(form, 'url') ?? '',
+        url: field(form, 'url') ?? '',
         eventTypes: fields(form, 'event_types'),
-        mode: textField(form, 'verification_mode') ?? 'permissive',
+        mode: field(form, 'verification_mode') ?? 'permissive',
       };
       try {
         if (values.mode !== 'permissive' && values.mode !== 'strict') {

@@ -3,8 +3,8 @@ import { getOrganization, updateOrganization } from '../../../../accounts/organi
 import { KNOWN_LANGUAGES } from '../../../../capture/language.ts';
 import type { Deps } from '../../../../deps.ts';
 import { badRequest, notFound } from '../../../../errors.ts';
-import { formOf } from '../kit/form.ts';
-import { formError, textField } from '../kit/form-check.ts';
+import { field, formOf } from '../kit/form.ts';
+import { formError } from '../kit/form-check.ts';
 import { type PageUser, requireOwner, requireUser, seeOther } from '../kit/guard.ts';
 import { html } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
@@ -111,11 +111,11 @@ export function organizationPages(deps: Deps): FastifyPluginAsync {
       const user = requireOwner(req, 'change the organization settings');
       const form = formOf(req.body);
       const v: OrgForm = {
-        retention_days: (textField(form, 'retention_days') ?? '').trim(),
-        language: textField(form, 'language') ?? '',
-        consent_enabled: textField(form, 'consent_enabled') === '1',
-        consent_text: (textField(form, 'consent_text') ?? '').trim(),
-        consent_language: (textField(form, 'consent_language') ?? '').trim(),
+        retention_days: (field(form, 'retention_days') ?? '').trim(),
+        language: field(form, 'language') ?? '',
+        consent_enabled: field(form, 'consent_enabled') === '1',
+        consent_text: (field(form, 'consent_text') ?? '').trim(),
+        consent_language: (field(form, 'consent_language') ?? '').trim(),
       };
       try {
         let retention: number | null = null;

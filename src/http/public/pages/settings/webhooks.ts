@@ -32,8 +32,8 @@ import {
 } from '../../../../webhooks/subscriptions/subscriptions.ts';
 import { enqueueTestEvent, subscriptionInactive } from '../../../../webhooks/subscriptions/test-event.ts';
 import { dayOf, parseDay } from '../kit/dates.ts';
-import { fields, formOf } from '../kit/form.ts';
-import { formError, textField } from '../kit/form-check.ts';
+import { field, fields, formOf } from '../kit/form.ts';
+import { formError } from '../kit/form-check.ts';
 import { type PageUser, requireUser, seeOther } from '../kit/guard.ts';
 import { html, type VNode } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
@@ -560,9 +560,9 @@ export function webhookPages(deps: Deps): FastifyPluginAsync {
       const user = requireUser(req);
       await loadSub(deps, user, req.params.id);
       const form = formOf(req.body);
-      const emergency = textField(form, 'emergency') === 'yes';
+      const emergency = field(form, 'emergency') === 'yes';
       try {
-        if (emergency && textField(form, 'confirm') !== 'yes') {
+        if (emergency && field(form, 'confirm') !== 'yes') {
           throw badRequest(
             'An emergency rotation pauses sending and skips queued deliveries: tick the box to confirm.',
             'confirm',
@@ -646,8 +646,8 @@ export function webhookPages(deps: Deps): FastifyPluginAsync {
       const user = requireUser(req);
       await loadSub(deps, user, req.params.id);
       const form = formOf(req.body);
-      const dryRun = textField(form, 'dry_run') !== 'no';
-      const eventTypeRaw = textField(form, 'event_type');
+      const dryRun = field(form, 'dry_run') !== 'no';
+      const eventTypeRaw = field(form, 'event_type');
       const eventType =
         eventTypeRaw && (EVENT_TYPES as readonly string[]).includes(eventTypeRaw) ? eventTypeRaw : undefined;
       try {
@@ -655,8 +655,8 @@ export function webhookPages(deps: Deps): FastifyPluginAsync {
         if (statuses.length === 0 || !statuses.every((s) => (RESENDABLE as readonly string[]).includes(s))) {
           throw badRequest('Tick "Dead-lettered", "Skipped" or both.', 'statuses');
         }
-        const fromDay = textField(form, 'from');
-        const toDay = textField(form, 'to');
+        const fromDay = field(form, 'from');
+        const toDay = field(form, 'to');
         const from = dayField(fromDay, 'from');
         const to = new Date(dayField(toDay, 'to').getTime() + DAY_MS);
         if (to.getTime() - from.getTime() > BULK_RESEND_MAX_WINDOW_MS) {

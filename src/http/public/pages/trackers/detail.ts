@@ -7,8 +7,8 @@ import {
 } from '../../../../accounts/trackers.ts';
 import type { Deps } from '../../../../deps.ts';
 import { notFound } from '../../../../errors.ts';
-import { formOf } from '../kit/form.ts';
-import { formError, textField } from '../kit/form-check.ts';
+import { field, formOf } from '../kit/form.ts';
+import { formError } from '../kit/form-check.ts';
 import { type PageUser, requireUser, seeOther } from '../kit/guard.ts';
 import { html } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
@@ -84,7 +84,7 @@ export function trackerPage(deps: Deps): FastifyPluginAsync {
     app.post<IdParams>('/trackers/:id/delete', async (req, reply) => {
       const user = requireUser(req);
       const t = await findTracker(deps, user, req.params.id);
-      if (textField(formOf(req.body), 'confirm') !== 'yes') {
+      if (field(formOf(req.body), 'confirm') !== 'yes') {
         return renderEdit(reply, user, t, {
           status: 400,
           notice: { kind: 'error', text: 'Tick the box to confirm the deletion.' },

@@ -1,6 +1,5 @@
 import { TRACKER_MAX_TERMS, TRACKER_NAME_MAX_LENGTH } from '../../../../accounts/trackers.ts';
-import { formOf } from '../kit/form.ts';
-import { textField } from '../kit/form-check.ts';
+import { field, formOf } from '../kit/form.ts';
 import { html, type VNode } from '../kit/html.ts';
 
 /**
@@ -35,5 +34,5 @@ export function Fields({ v, idPrefix }: { v: TrackerForm; idPrefix: string }): V
 
 export const formOfTracker = (body: unknown): TrackerForm => {
   const form = formOf(body);
-  return { name: textField(form, 'name') ?? '', terms: textField(form, 'terms') ?? '' };
+  return { name: field(form, 'name') ?? '', terms: field(form, 'terms') ?? '' };
 };
