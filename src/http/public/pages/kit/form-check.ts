@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import { AppError, badRequest, invalidInput } from '../../../../errors.ts';
-import { type FormBody, field } from './form.ts';
 import type { Notice } from './layout.ts';
 
 /** Checking a page form's values: with the services' zod schemas, in the page's own words. */
