@@ -17,7 +17,7 @@
  * product's code is not touched); the CPU by stage from the V8 CPU profile of this process's main
  * thread during the window (node:inspector), summarised by ./cpu-profile.ts.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
@@ -98,6 +98,28 @@ function cpuMsOf(pid: number): number {
   }
 }
 
+/** CPU ms of this process's threads, by thread name (/proc/self/task/*: main, libuv workers, V8 helpers). */
+function threadsCpuMs(): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      try {
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const ms = (Number(f[11]) + Number(f[12])) * 10;
+        const key = tid === String(process.pid) ? 'main thread' : name;
+        out.set(key, (out.get(key) ?? 0) + ms);
+      } catch {
+        // the thread ended
+      }
+    }
+  } catch {
+    // not Linux
+  }
+  return out;
+}
+
 export interface Window {
   seconds: number;
   /** this process, all threads (process.cpuUsage), ms */
@@ -108,6 +130,8 @@ export interface Window {
   dbCpuMs: number;
   rssStartMb: number;
   rssPeakMb: number;
+  /** CPU ms by thread name (Linux), over the window */
+  threads: Record<string, number>;
   counts: Counts;
   profile: ProfileSummary | null;
 }
@@ -132,6 +156,7 @@ let window: {
   backends: Map<number, number>;
   rssStart: number;
   rssPeak: number;
+  threads: Map<string, number>;
   sampler: NodeJS.Timeout;
   session: Session | null;
 } | null = null;
@@ -143,7 +168,7 @@ async function backendPids(): Promise<number[]> {
   return rows.map((r) => r.pid);
 }
 
-async function startWindow() {
+async function startWindow(sampleRss: boolean) {
   global.gc?.();
   const backends = new Map((await backendPids()).map((p) => [p, cpuMsOf(p)]));
   let session: Session | null = null;
@@ -165,9 +190,14 @@ async function startWindow() {
     backends,
     rssStart,
     rssPeak: rssStart,
-    sampler: setInterval(() => {
-      if (window) window.rssPeak = Math.max(window.rssPeak, process.memoryUsage.rss());
-    }, 20),
+    threads: threadsCpuMs(),
+    // RSS sampled every 20 ms when asked (the memory scenario): the sampling itself costs CPU
+    sampler: setInterval(
+      () => {
+        if (window) window.rssPeak = Math.max(window.rssPeak, process.memoryUsage.rss());
+      },
+      sampleRss ? 20 : 1000,
+    ),
     session,
   };
 }
@@ -179,6 +209,8 @@ async function stopWindow(): Promise<Window> {
   const seconds = (performance.now() - w.t0) / 1000;
   const cpu = process.cpuUsage(w.cpu);
   const thread = process.threadCpuUsage(w.thread);
+  const threads: Record<string, number> = {};
+  for (const [name, ms] of threadsCpuMs()) threads[name] = ms - (w.threads.get(name) ?? 0);
   const rssPeak = Math.max(w.rssPeak, process.memoryUsage.rss());
   let dbCpuMs = 0;
   for (const pid of await backendPids()) dbCpuMs += Math.max(0, cpuMsOf(pid) - (w.backends.get(pid) ?? 0));
@@ -195,6 +227,7 @@ async function stopWindow(): Promise<Window> {
     dbCpuMs,
     rssStartMb: w.rssStart / 1048576,
     rssPeakMb: rssPeak / 1048576,
+    threads,
     counts: structuredClone(counts),
     profile: summary,
   };
@@ -270,7 +303,7 @@ async function handle(m: Msg): Promise<Record<string, unknown>> {
       return { seconds: (performance.now() - t0) / 1000 };
     }
     case 'start':
-      await startWindow();
+      await startWindow(m.rss === true);
       return {};
     case 'wait': {
       const sql = UNTIL[String(m.until)]!;

@@ -20,7 +20,8 @@
  * and the CPU per call, not the calls/s.
  *
  * BENCH_CALLS (default 200), BENCH_CONCURRENCY (default 10), BENCH_PROFILE=0 (no CPU profile),
- * BENCH_TOP=n (also print the n hottest functions), BENCH_MEMORY=0 (skip the memory scenario).
+ * BENCH_TOP=n (also print the n hottest functions), BENCH_MEMORY=0 (skip the memory scenario),
+ * BENCH_NODE_FLAGS (Node/V8 flags of the service process, e.g. --single-threaded-gc).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -73,7 +74,7 @@ const instantTranscriber = () =>
 async function startService(env: Record<string, string>, execArgv: string[] = []) {
   const child: ChildProcess = fork(new URL('./capture-service.ts', import.meta.url).pathname, [], {
     env: { ...process.env, BENCH_SERVICE_ENV: JSON.stringify(env) },
-    execArgv,
+    execArgv: [...execArgv, ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const waiting = new Map<string, { resolve: (m: never) => void; reject: (e: Error) => void }>();
@@ -134,10 +135,10 @@ async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<unknown>)
 /** Runs `drive` inside a measurement window of the service; answers the window and the machine's other load. */
 async function measured(
   service: Awaited<ReturnType<typeof startService>>,
-  until: { until: string; n: number },
+  until: { until: string; n: number; rss?: boolean },
   drive: () => Promise<unknown>,
 ): Promise<{ w: Window; wallSeconds: number; otherPct: number }> {
-  await service.call('start');
+  await service.call('start', { rss: until.rss === true });
   const m0 = machineTicks();
   const self0 = process.cpuUsage();
   const t0 = performance.now();
@@ -222,6 +223,13 @@ async function main() {
         `CPU per call: service ${f2(per(w.processCpuMs))} ms (main thread ${f2(per(w.mainThreadCpuMs))} ms), ` +
           `PostgreSQL backends ${f2(per(w.dbCpuMs))} ms`,
       );
+      log(
+        `service threads, ms per call: ${Object.entries(w.threads)
+          .filter(([, ms]) => ms > 0)
+          .sort((a, b) => b[1] - a[1])
+          .map(([name, ms]) => `${name} ${f2(per(ms))}`)
+          .join(', ')}`,
+      );
       const c = w.counts;
       log(
         `per call: ${f1(per(c.statements))} statements in ${f1(per(c.transactions))} transactions; ` +
@@ -295,7 +303,7 @@ async function memory(fake: Awaited<ReturnType<typeof startFakeTwilio>>) {
         }),
       );
     }
-    const { w, wallSeconds } = await measured(service, { until: 'available', n: 10 }, () =>
+    const { w, wallSeconds } = await measured(service, { until: 'available', n: 10, rss: true }, () =>
       Promise.all(calls.map((c) => c.answerDial({ recording: big }))),
     );
     const growth = w.rssPeakMb - w.rssStartMb;

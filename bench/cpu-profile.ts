@@ -2,8 +2,9 @@
  * Summarises a V8 CPU profile (node:inspector Profiler) of the service's main thread by capture
  * stage, for bench/capture.ts. Each sample is classified by its stack:
  *   1. the MP3 decoder (mpg123-decoder, its WebAssembly and its common module) on the stack: "decode";
- *   2. else the innermost frame of the service's own code (src/…): the stage that file belongs to
- *      (the SQL a stage sends — pg's query serialisation — counts to that stage);
+ *   2. else the innermost frame of the service's own code (src/…, looking through the src/db query
+ *      wrapper): the stage that file belongs to (the SQL a stage sends — pg's query serialisation,
+ *      the socket write — counts to that stage);
  *   3. else (no service frame on the stack: a reply being parsed, a socket callback) the library the
  *      leaf is in: pg replies, undici replies/bodies, fastify's request parsing, or the runtime.
  * Idle samples are left out; the shares are of the busy samples. A sample's time is the gap to the
@@ -33,6 +34,7 @@ export interface ProfileSummary {
 }
 
 const DECODE = 'transcribe: MP3 decode (mpg123 WebAssembly)';
+const DB_CLIENT = 'database client: queries sent outside a stage (src/db, pg)';
 
 /** The service's files, by the stage they run in (first match wins). */
 const SRC: [RegExp, string][] = [
@@ -58,7 +60,6 @@ const SRC: [RegExp, string][] = [
   [/src\/capture\/jobs\//, 'job runner: claims, leases, outcome transactions'],
   [/src\/webhooks\//, 'webhook delivery worker (not in the timed path)'],
   [/src\/(http|capture\/telephony)\//, 'telephony callbacks: routes, signature, TwiML'],
-  [/src\/db\//, 'database client (src/db)'],
   [/src\//, 'other service code'],
 ];
 
@@ -95,7 +96,10 @@ export function summariseProfile(profile: CpuProfile): ProfileSummary {
         const url = byId.get(at)!.callFrame.url;
         if (!url) continue;
         lib ??= LIBS.find(([re]) => re.test(url))?.[1] ?? null;
-        if (/\/src\//.test(url) && !/node_modules/.test(url)) src = SRC.find(([re]) => re.test(url))![1];
+        // src/db is the query wrapper every stage calls through: the stage above it gets the sample
+        if (/\/src\//.test(url) && !/node_modules|\/src\/db\//.test(url))
+          src = SRC.find(([re]) => re.test(url))![1];
+        else if (/\/src\/db\//.test(url)) lib ??= DB_CLIENT;
       }
       out =
         lib === DECODE ? DECODE : (src ?? lib ?? 'runtime: streams, timers, promises, fs (no service frame)');
