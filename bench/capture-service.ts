@@ -43,6 +43,7 @@ const send = (m: Record<string, unknown>) => process.send?.(m);
 
 /** Statements by kind, counted by a wrapper around the Db (what the SQL does, not who sent it). */
 const STATEMENT_KINDS: [string, RegExp][] = [
+  ['job enqueue (its NOTIFY in the statement when due)', /INSERT INTO processing_jobs[\s\S]*pg_notify/],
   ['NOTIFY processing_jobs', /pg_notify\('processing_jobs'/],
   ['NOTIFY webhook_deliveries', /pg_notify\('webhook_deliveries'/],
   ['job claim', /WITH due AS \(\s*SELECT j\.id\s+FROM processing_jobs/],
