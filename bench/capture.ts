@@ -21,7 +21,7 @@
  *
  * BENCH_CALLS (default 200), BENCH_CONCURRENCY (default 10), BENCH_PROFILE=0 (no CPU profile),
  * BENCH_TOP=n (also print the n hottest functions), BENCH_MEMORY=0 (skip the memory scenario),
- * BENCH_NODE_FLAGS (Node/V8 flags of the service process, e.g. --single-threaded-gc).
+ * BENCH_NODE_FLAGS (Node/V8 flags of the service process, e.g. --single-threaded-gc), BENCH_ONLY=memory.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -161,6 +161,7 @@ async function main() {
   const stt = await instantTranscriber();
   const receiver = await serve((res) => res.writeHead(200).end());
   try {
+    if (process.env.BENCH_ONLY === 'memory') return await memory(fake);
     const account = fake.addAccount();
     const service = await startService({
       PUBLIC_BASE_URL,
