@@ -337,4 +337,6 @@ process.on('message', (m: Msg) => {
     (err: Error) => send({ reply: m.cmd, error: err.stack ?? String(err) }),
   );
 });
+// the driver gone (crashed, interrupted): nothing is left running against the database
+process.on('disconnect', () => process.exit(1));
 send({ reply: 'started' });
