@@ -1,56 +1,129 @@
 /**
  * npm run bench:capture — inbound calls per second from Twilio's recording callback to
  * call.completed enqueued, beside a baseline measured in the same run: the same number of bare
- * INSERTs of a call plus its outbox row. And the memory of the recording download: RSS while ten
- * 50 MB recordings stream from (fake) Twilio into the blob store at once.
+ * INSERTs of a call plus its outbox row. Where the service's CPU goes per call, by stage. And the
+ * memory of the recording download: the service's RSS while ten 50 MB recordings stream from (fake)
+ * Twilio into the blob store at once.
  *
- * Everything on loopback: the service's public app on a real socket, the fake Twilio of the tests
- * (test/helpers/fake-twilio.ts: signed callbacks, recordings served over REST), an instant
- * speech-to-text server speaking the openai protocol (answers at once, after reading the upload),
- * the rules analyzer, PostgreSQL from BENCH_DATABASE_URL (a fresh database per run, dropped after).
+ * Two processes: the service (bench/capture-service.ts, forked: public app on a real socket, the
+ * worker role, PostgreSQL from BENCH_DATABASE_URL, a fresh database per run, dropped after) and this
+ * one, which plays the outside world — the fake Twilio of the tests (test/helpers/fake-twilio.ts:
+ * signed callbacks, recordings served over REST), an instant speech-to-text server speaking the
+ * openai protocol (answers at once, after reading the upload) and a webhook receiver answering 200.
+ * So the service's CPU and RSS are the service's alone.
  *
- * BENCH_CALLS (default 200), BENCH_CONCURRENCY (default 10).
+ * Per call, measured over the timed window: the service process's CPU (all threads), its main
+ * thread's, its PostgreSQL backends' (/proc), the statements, transactions and NOTIFYs it sent
+ * (a counting wrapper around its Db), and the main thread's CPU split by stage from a V8 CPU profile
+ * (bench/cpu-profile.ts says how a sample is attributed). "other" is the share of the machine the
+ * rest of the machine (other engineers, CI) used meanwhile: on a shared machine compare the ratios
+ * and the CPU per call, not the calls/s.
+ *
+ * BENCH_CALLS (default 200), BENCH_CONCURRENCY (default 10), BENCH_PROFILE=0 (no CPU profile),
+ * BENCH_TOP=n (also print the n hottest functions), BENCH_MEMORY=0 (skip the memory scenario),
+ * BENCH_NODE_FLAGS (Node/V8 flags of the service process, e.g. --single-threaded-gc), BENCH_ONLY=memory.
  */
+import { type ChildProcess, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
 import { Readable } from 'node:stream';
-
-const PG = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-process.env.TEST_DATABASE_URL = PG;
-
-const { newId } = await import('../src/ids.ts');
-const { startWorkers } = await import('../src/worker.ts');
-const { connectOrg, startTelephony } = await import('../test/helpers/telephony.ts');
-const { INBOUND_TONES, stereoMp3 } = await import('../test/helpers/stereo-mp3.ts');
-const { mp3Frames } = await import('../test/helpers/mp3.ts');
+import { type FakeCall, startFakeTwilio } from '../test/helpers/fake-twilio.ts';
+import { mp3Frames } from '../test/helpers/mp3.ts';
+import { INBOUND_TONES, stereoMp3 } from '../test/helpers/stereo-mp3.ts';
+import type { Window } from './capture-service.ts';
 
 const CALLS = Number(process.env.BENCH_CALLS) || 200;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY) || 10;
+const TOP = Number(process.env.BENCH_TOP) || 0;
+const PUBLIC_BASE_URL = 'https://calls.example.test';
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
-/** An openai-compatible /audio/transcriptions that answers at once with one short segment. */
-async function instantTranscriber() {
+/** A loopback HTTP server answering every request with `answer` once its body is read. */
+async function serve(answer: (res: import('node:http').ServerResponse) => void) {
   const server = createServer((req, res) => {
     req.resume();
-    req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({
-          text: 'Hello, I need a plumber tomorrow morning.',
-          language: 'english',
-          duration: 3,
-          segments: [{ id: 0, start: 0, end: 2.5, text: ' Hello, I need a plumber tomorrow morning.' }],
-        }),
-      );
-    });
+    req.on('end', () => answer(res));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
-async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>) {
+/** An openai-compatible /audio/transcriptions that answers at once with one short segment. */
+const instantTranscriber = () =>
+  serve((res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        text: 'Hello, I need a plumber tomorrow morning.',
+        language: 'english',
+        duration: 3,
+        segments: [{ id: 0, start: 0, end: 2.5, text: ' Hello, I need a plumber tomorrow morning.' }],
+      }),
+    ),
+  );
+
+/** The service in its own process, driven over IPC (bench/capture-service.ts). */
+async function startService(env: Record<string, string>, execArgv: string[] = []) {
+  const child: ChildProcess = fork(new URL('./capture-service.ts', import.meta.url).pathname, [], {
+    env: { ...process.env, BENCH_SERVICE_ENV: JSON.stringify(env) },
+    execArgv: [...execArgv, ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const waiting = new Map<string, { resolve: (m: never) => void; reject: (e: Error) => void }>();
+  let exited: Error | null = null;
+  child.on('message', (m: { reply: string; error?: string }) => {
+    const w = waiting.get(m.reply);
+    waiting.delete(m.reply);
+    if (m.error) w?.reject(new Error(`service: ${m.error}`));
+    else w?.resolve(m as never);
+  });
+  child.on('exit', (code) => {
+    exited = new Error(`the service process exited (${code})`);
+    for (const w of waiting.values()) w.reject(exited);
+    waiting.clear();
+  });
+  const expect = <T>(reply: string) =>
+    new Promise<T>((resolve, reject) => {
+      if (exited) return reject(exited);
+      waiting.set(reply, { resolve, reject });
+    });
+  await expect('started');
+  return {
+    pid: child.pid!,
+    call<T = Record<string, never>>(cmd: string, args: Record<string, unknown> = {}): Promise<T> {
+      const p = expect<T>(cmd);
+      child.send({ cmd, ...args });
+      return p;
+    },
+    async close() {
+      if (exited) return;
+      const gone = new Promise((r) => child.once('exit', r));
+      child.send({ cmd: 'close' });
+      await gone;
+    },
+  };
+}
+
+/** Busy and total clock ticks of the machine (/proc/stat), and this process's CPU, to tell what others used. */
+function machineTicks(): { busy: number; total: number } {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+    const total = f.reduce((a, b) => a + b, 0);
+    return { busy: total - f[3]! - f[4]!, total };
+  } catch {
+    return { busy: 0, total: 1 };
+  }
+}
+
+async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<unknown>) {
   let next = 0;
   await Promise.all(
     Array.from({ length: n }, async () => {
@@ -59,103 +132,154 @@ async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>) {
   );
 }
 
-async function main() {
-  const stt = await instantTranscriber();
-  const t = await startTelephony({
-    TRANSCRIPTION_PROVIDER: 'openai',
-    TRANSCRIPTION_BASE_URL: stt.url,
-    TRANSCRIPTION_API_KEY: 'bench',
-    PROCESSING_CONCURRENCY: String(CONCURRENCY),
-  });
-  const stopWorkers = await startWorkers(t.h.deps, { jobsPollIntervalMs: 50 });
-  try {
-    const db = t.h.db;
-    const org = await connectOrg(t, { ringTo: '+14155550100' });
-    const audio = stereoMp3({ seconds: 5, ...INBOUND_TONES });
-    log(`Capture benchmark — ${new Date().toISOString()} — ${CALLS} calls, concurrency ${CONCURRENCY}`);
-
-    // Baseline: a call row and its outbox event, bare INSERTs in one transaction each.
-    const t0 = performance.now();
-    await pool(
-      Array.from({ length: CALLS }, (_, i) => i),
-      CONCURRENCY,
-      async () => {
-        await db.transaction(async (tx) => {
-          const id = newId();
-          await tx.query(
-            `INSERT INTO calls (id, organization_id, direction, caller_phone, created_at, updated_at)
-             VALUES ($1, $2, 'inbound', '+14155552671', now(), now())`,
-            [id, org.orgId],
-          );
-          await tx.query(
-            `INSERT INTO events (id, organization_id, event_type, resource_id, call_id, body, created_at)
-             VALUES ($1, $2, 'call.completed', $3, $3, '{}', now())`,
-            [newId(), org.orgId, id],
-          );
-        });
-      },
-    );
-    const baselineSeconds = (performance.now() - t0) / 1000;
-    const baseline = CALLS / baselineSeconds;
-
-    // The calls ring in (untimed): Voice URL answered with a <Dial> of the ring-to number.
-    const calls = [];
-    for (let i = 0; i < CALLS; i++) {
-      calls.push(
-        await t.fake.inboundCall({
-          from: `+1415555${String(3000 + i).padStart(4, '0')}`,
-          to: org.number,
-          account: org.account,
-        }),
-      );
-    }
-    // Timed: the dialled number answers and hangs up — the recording callback, then the download,
-    // transcription, analysis and completion as durable jobs, until every call.completed is queued.
-    const completed = async () =>
-      Number(
-        (
-          await db.query<{ n: string }>(
-            `SELECT count(*) AS n FROM events WHERE organization_id = $1 AND event_type = 'call.completed'
-               AND call_id IN (SELECT id FROM calls WHERE telephony_provider = 'twilio')`,
-            [org.orgId],
-          )
-        ).rows[0]?.n,
-      );
-    const t1 = performance.now();
-    await pool(calls, CONCURRENCY, async (call) => {
-      await call.answerDial({ recording: audio });
-    });
-    for (;;) {
-      const n = await completed();
-      if (n >= CALLS) break;
-      if (performance.now() - t1 > 600_000)
-        throw new Error(`only ${n} of ${CALLS} calls completed in 10 minutes`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    const captureSeconds = (performance.now() - t1) / 1000;
-    const rate = CALLS / captureSeconds;
-
-    log('');
-    log('scenario                                                   calls/s   vs base');
-    log(
-      `baseline: INSERT call + outbox row                         ${baseline.toFixed(0).padStart(7)}     100 %`,
-    );
-    log(
-      `recording callback -> call.completed enqueued               ${rate.toFixed(1).padStart(7)}   ${((rate / baseline) * 100).toFixed(1).padStart(5)} %   (target >= 30 %)`,
-    );
-  } finally {
-    await stopWorkers();
-    await t.close();
-    await stt.close();
-  }
-  await memory();
+/** Runs `drive` inside a measurement window of the service; answers the window and the machine's other load. */
+async function measured(
+  service: Awaited<ReturnType<typeof startService>>,
+  until: { until: string; n: number; rss?: boolean },
+  drive: () => Promise<unknown>,
+): Promise<{ w: Window; wallSeconds: number; otherPct: number }> {
+  await service.call('start', { rss: until.rss === true });
+  const m0 = machineTicks();
+  const self0 = process.cpuUsage();
+  const t0 = performance.now();
+  const done = service.call<{ window: Window }>('wait', until);
+  await drive();
+  const { window: w } = await done;
+  const wallSeconds = (performance.now() - t0) / 1000;
+  const self = process.cpuUsage(self0);
+  const m1 = machineTicks();
+  const oursTicks = (w.processCpuMs + w.dbCpuMs + (self.user + self.system) / 1000) / 10;
+  const otherPct = Math.max(0, (100 * (m1.busy - m0.busy - oursTicks)) / Math.max(1, m1.total - m0.total));
+  return { w, wallSeconds, otherPct };
 }
 
-/** Ten 50 MB recordings downloaded at once: RSS sampled every 20 ms, growth over the start. */
-async function memory() {
-  const t = await startTelephony();
+const f1 = (x: number) => x.toFixed(1);
+const f2 = (x: number) => x.toFixed(2);
+
+async function main() {
+  const fake = await startFakeTwilio({ publicBaseUrl: PUBLIC_BASE_URL });
+  const stt = await instantTranscriber();
+  const receiver = await serve((res) => res.writeHead(200).end());
   try {
-    const org = await connectOrg(t, { ringTo: '+14155550100' });
+    if (process.env.BENCH_ONLY === 'memory') return await memory(fake);
+    const account = fake.addAccount();
+    const service = await startService({
+      PUBLIC_BASE_URL,
+      TWILIO_API_BASE_URL: fake.url,
+      TRANSCRIPTION_PROVIDER: 'openai',
+      TRANSCRIPTION_BASE_URL: `${stt.url}/v1`,
+      TRANSCRIPTION_API_KEY: 'bench',
+      PROCESSING_CONCURRENCY: String(CONCURRENCY),
+    });
+    try {
+      const org = await service.call<{ port: number; number: string }>('setup', {
+        account,
+        receiverUrl: `${receiver.url}/hooks`,
+      });
+      fake.serviceOrigin = `http://127.0.0.1:${org.port}`;
+      const audio = stereoMp3({ seconds: 5, ...INBOUND_TONES });
+      const [l1, l5] = loadavg();
+      log(
+        `Capture benchmark — ${new Date().toISOString()} — ${CALLS} calls, concurrency ${CONCURRENCY}; ` +
+          `the service in its own process; load average ${f1(l1!)} / ${f1(l5!)} (1 / 5 min)`,
+      );
+
+      // Baseline: a call row and its outbox event, bare INSERTs in one transaction each, in the service.
+      const { seconds: baselineSeconds } = await service.call<{ seconds: number }>('baseline', {
+        calls: CALLS,
+        concurrency: CONCURRENCY,
+      });
+      const baseline = CALLS / baselineSeconds;
+
+      // The calls ring in (untimed): Voice URL answered with a <Dial> of the ring-to number.
+      const calls: FakeCall[] = [];
+      for (let i = 0; i < CALLS; i++) {
+        calls.push(
+          await fake.inboundCall({
+            from: `+1415555${String(3000 + i).padStart(4, '0')}`,
+            to: org.number,
+            account,
+          }),
+        );
+      }
+      // Timed: the dialled number answers and hangs up — the recording callback, then the download,
+      // transcription, analysis and completion as durable jobs, until every call.completed is queued.
+      const { w, wallSeconds, otherPct } = await measured(service, { until: 'completed', n: CALLS }, () =>
+        pool(calls, CONCURRENCY, (call) => call.answerDial({ recording: audio })),
+      );
+      const rate = CALLS / wallSeconds;
+      const per = (x: number) => x / CALLS;
+
+      log('');
+      log('scenario                                                   calls/s   vs base');
+      log(
+        `baseline: INSERT call + outbox row                         ${baseline.toFixed(0).padStart(7)}     100 %`,
+      );
+      log(
+        `recording callback -> call.completed enqueued               ${f1(rate).padStart(7)}   ${f1((rate / baseline) * 100).padStart(5)} %   (target >= 30 %)`,
+      );
+      log(`other processes used ${otherPct.toFixed(0)} % of the machine meanwhile`);
+      log('');
+      log(
+        `CPU per call: service ${f2(per(w.processCpuMs))} ms (main thread ${f2(per(w.mainThreadCpuMs))} ms), ` +
+          `PostgreSQL backends ${f2(per(w.dbCpuMs))} ms`,
+      );
+      log(
+        `service threads, ms per call: ${Object.entries(w.threads)
+          .filter(([, ms]) => ms > 0)
+          .sort((a, b) => b[1] - a[1])
+          .map(([name, ms]) => `${name} ${f2(per(ms))}`)
+          .join(', ')}`,
+      );
+      const c = w.counts;
+      log(
+        `per call: ${f1(per(c.statements))} statements in ${f1(per(c.transactions))} transactions; ` +
+          Object.entries(c.byKind)
+            .sort((a, b) => b[1] - a[1])
+            .map(([k, n]) => `${k} ${f1(per(n))}`)
+            .join(', '),
+      );
+      if (w.profile) {
+        log('');
+        log('service main thread, by stage (CPU profile)                      ms/call    share');
+        for (const r of w.profile.stages) {
+          if (r.share < 0.001) continue;
+          log(
+            `${r.stage.padEnd(62)} ${f2(per(w.mainThreadCpuMs) * r.share).padStart(8)}  ${f1(r.share * 100).padStart(5)} %`,
+          );
+        }
+        if (TOP > 0) {
+          log('');
+          log('hottest functions (self time)');
+          for (const r of w.profile.top.slice(0, TOP))
+            log(`  ${f1(r.share * 100).padStart(5)} %  ${r.stage}`);
+        }
+      }
+    } finally {
+      await service.close();
+    }
+    if (process.env.BENCH_MEMORY !== '0') await memory(fake);
+  } finally {
+    await fake.close();
+    await stt.close();
+    await receiver.close();
+  }
+}
+
+/**
+ * Ten 50 MB recordings downloaded at once by a fresh service (no speech-to-text): the service's RSS
+ * sampled every 20 ms, growth over the start (after a GC).
+ */
+async function memory(fake: Awaited<ReturnType<typeof startFakeTwilio>>) {
+  const account = fake.addAccount();
+  const receiver = await serve((res) => res.writeHead(200).end());
+  const service = await startService({ PUBLIC_BASE_URL, TWILIO_API_BASE_URL: fake.url }, ['--expose-gc']);
+  try {
+    const org = await service.call<{ port: number; number: string }>('setup', {
+      account,
+      receiverUrl: `${receiver.url}/hooks`,
+    });
+    fake.serviceOrigin = `http://127.0.0.1:${org.port}`;
     const frames = Math.ceil((50 * 1024 * 1024) / 417);
     const chunk = mp3Frames(2400); // ~1 MB of frames, repeated
     const big = () => {
@@ -170,43 +294,29 @@ async function memory() {
         })(),
       );
     };
-    const calls = [];
+    const calls: FakeCall[] = [];
     for (let i = 0; i < 10; i++) {
       calls.push(
-        await t.fake.inboundCall({
+        await fake.inboundCall({
           from: `+1415555${String(4000 + i).padStart(4, '0')}`,
           to: org.number,
-          account: org.account,
+          account,
         }),
       );
     }
-    global.gc?.();
-    const start = process.memoryUsage().rss;
-    let peak = start;
-    const sampler = setInterval(() => {
-      peak = Math.max(peak, process.memoryUsage().rss);
-    }, 20);
-    const t0 = performance.now();
-    try {
-      await Promise.all(calls.map((c) => c.answerDial({ recording: big })));
-      for (;;) {
-        const { rows } = await t.h.db.query<{ n: string }>(
-          `SELECT count(*) AS n FROM calls WHERE organization_id = $1 AND recording_state = 'available'`,
-          [org.orgId],
-        );
-        if (Number(rows[0]?.n) >= 10) break;
-        if (performance.now() - t0 > 600_000) throw new Error('downloads did not finish in 10 minutes');
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    } finally {
-      clearInterval(sampler);
-    }
-    const growth = (peak - start) / 1048576;
+    const { w, wallSeconds } = await measured(service, { until: 'available', n: 10, rss: true }, () =>
+      Promise.all(calls.map((c) => c.answerDial({ recording: big }))),
+    );
+    const growth = w.rssPeakMb - w.rssStartMb;
+    log('');
     log(
-      `memory: ten ${((frames * 417) / 1048576).toFixed(0)} MB recordings streamed at once in ${((performance.now() - t0) / 1000).toFixed(1)} s; RSS ${Math.round(start / 1048576)} -> peak ${Math.round(peak / 1048576)} MB (growth ${growth.toFixed(0)} MB, target <= 50 MB)`,
+      `memory: ten ${((frames * 417) / 1048576).toFixed(0)} MB recordings streamed at once in ${f1(wallSeconds)} s; ` +
+        `service RSS ${Math.round(w.rssStartMb)} -> peak ${Math.round(w.rssPeakMb)} MB ` +
+        `(growth ${growth.toFixed(0)} MB, target <= 50 MB); CPU ${f1(w.processCpuMs / 10)} ms per recording`,
     );
   } finally {
-    await t.close();
+    await service.close();
+    await receiver.close();
   }
 }
 

@@ -49,9 +49,19 @@ export async function completeIfReady(
   tx: Queryable,
   deps: Pick<Deps, 'clock' | 'config' | 'keys'>,
   callId: string,
-  opts: { force?: boolean } = {},
+  opts: {
+    force?: boolean;
+    /**
+     * The call as the caller read it FOR UPDATE in this transaction, with what it changed since
+     * (the analyse stage: processing_state processed): spares reading the locked row again.
+     */
+    locked?: IngestCall;
+  } = {},
 ): Promise<boolean> {
-  const call = await findIngestCall(tx, callId, { forUpdate: true });
+  const call =
+    opts.locked && opts.locked.id === callId
+      ? opts.locked
+      : await findIngestCall(tx, callId, { forUpdate: true });
   if (!call || call.erased_at || call.processing_state !== 'processed' || call.completion_emitted_at)
     return false;
   if (!opts.force && !recordingSettled(call)) return false;

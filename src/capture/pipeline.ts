@@ -114,7 +114,8 @@ export async function storeAnalysis(
 }
 
 /**
- * After an analysis was stored (in the same transaction): the completion events go out now when the
+ * After an analysis was stored (in the same transaction; `call` may be the row the caller locked
+ * before it, read again otherwise): the completion events go out now when the
  * recording has settled; otherwise the complete stage waits for the recording, up to
  * RECORDING_WAIT_MS after the analysis (./jobs/stages/complete.ts), and a recording stored,
  * refused or deleted meanwhile completes the call in its own transaction.
@@ -122,10 +123,12 @@ export async function storeAnalysis(
 export async function settleCompletion(
   tx: Queryable,
   deps: Pick<Deps, 'clock' | 'config' | 'keys'>,
-  call: Pick<IngestCall, 'id' | 'organization_id'>,
+  call: Pick<IngestCall, 'id' | 'organization_id'> | IngestCall,
 ): Promise<void> {
   const now = deps.clock.now();
-  const emitted = await completeIfReady(tx, deps, call.id);
+  // A whole row is the one the caller locked before storeAnalysis, which made it processed.
+  const locked = 'recording_state' in call ? { ...call, processing_state: 'processed' as const } : undefined;
+  const emitted = await completeIfReady(tx, deps, call.id, { locked });
   await enqueueStage(tx, {
     organizationId: call.organization_id,
     callId: call.id,

@@ -1,5 +1,4 @@
 import type { Readable } from 'node:stream';
-import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import { MESSAGES, recordingAvailability } from '../domain/recording-availability.ts';
 import { consentAllowsRecording } from '../domain/recording-consent.ts';
@@ -46,7 +45,10 @@ function assertAcceptsAudio(call: RecordingCall | null): asserts call is Recordi
  * re-upload never destroys a good file), measures its duration from the stored frames, then in ONE
  * transaction marks the recording available, emits call.recording.ready and runs the capture
  * pipeline's completion step (a processed call waiting for its audio completes) — or, for a call
- * without a transcript, queues its transcription. The previous blob of a
+ * without a transcript, queues its transcription when a speech-to-text provider is configured (with
+ * TRANSCRIPTION_PROVIDER=none the call waits for a transcript posted by an adapter, POST
+ * …/transcript). The call's processing state comes back from the UPDATE that stores the audio, so
+ * neither step reads the call again. The previous blob of a
  * re-upload is deleted after the commit; the new one is deleted whenever the upload does not commit.
  */
 export async function storeRecording(
@@ -73,12 +75,14 @@ export async function storeRecording(
       const call = await findRecordingCall(tx, callId, { forUpdate: true });
       assertAcceptsAudio(call);
       const now = deps.clock.now();
-      await tx.query(
+      const { rows } = await tx.query<{ processing_state: 'none' | 'queued' | 'processed' }>(
         `UPDATE calls SET recording_state = 'available', recording_key = $2, recording_bytes = $3, duration = $4,
                 recording_sid = COALESCE($5, recording_sid), updated_at = $6
-          WHERE id = $1`,
+          WHERE id = $1
+        RETURNING processing_state`,
         [call.id, key, bytes, duration, opts.recordingSid ?? null, now],
       );
+      const processing = rows[0]?.processing_state;
       await emitEvent(tx, {
         organizationId: call.organization_id,
         eventType: 'call.recording.ready',
@@ -88,9 +92,18 @@ export async function storeRecording(
         data: recordingReadyData(call.id, mintRecordingLink(deps, call.id, EVENT_LINK_TTL_MS).url, duration),
         createdAt: now,
       });
-      // A processed call that waited for its audio completes now (call.completed with this recording).
-      await completeIfReady(tx, deps, call.id);
-      transcribe = await queueTranscription(tx, deps, call.id, call.organization_id, now);
+      // A processed call that waited for its audio completes now (call.completed with this recording);
+      // one without a transcript yet (the telephony path) queues its transcription.
+      if (processing === 'processed') await completeIfReady(tx, deps, call.id);
+      if (processing === 'none' && deps.capture.transcription) {
+        await enqueueStage(tx, {
+          organizationId: call.organization_id,
+          callId: call.id,
+          stage: 'transcribe',
+          now,
+        });
+        transcribe = true;
+      }
       return call.recording_key;
     });
     committed = true;
@@ -99,28 +112,6 @@ export async function storeRecording(
     if (!committed) await deleteBlob(deps, key);
   }
   return { transcriptionQueued: transcribe };
-}
-
-/**
- * Audio stored for a call without a transcript: its transcribe stage is queued in the same
- * transaction when a speech-to-text provider is configured. With TRANSCRIPTION_PROVIDER=none the
- * call waits for a transcript posted by an adapter (POST …/transcript), as before.
- */
-async function queueTranscription(
-  tx: Queryable,
-  deps: Deps,
-  callId: string,
-  organizationId: string,
-  now: Date,
-): Promise<boolean> {
-  if (!deps.capture.transcription) return false;
-  const { rows } = await tx.query<{ processing_state: string }>(
-    'SELECT processing_state FROM calls WHERE id = $1',
-    [callId],
-  );
-  if (rows[0]?.processing_state !== 'none') return false;
-  await enqueueStage(tx, { organizationId, callId, stage: 'transcribe', now });
-  return true;
 }
 
 /** Best effort: a blob that cannot be deleted is logged for the operator, never surfaced to the caller. */

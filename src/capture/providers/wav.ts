@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises';
+import { endianness } from 'node:os';
 import type { Readable } from 'node:stream';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { ProviderError } from './types.ts';
@@ -7,7 +8,8 @@ import { ProviderError } from './types.ts';
  * Splits a dual-channel MP3 (one side of the call per channel, src/domain/recording-channels.ts)
  * into per-channel 16-bit PCM WAV files, streaming: the MP3 is decoded chunk by chunk (mpg123 in
  * WebAssembly) and each chunk's samples are appended to the current window's two files, so memory
- * holds one decoded chunk, never the recording. A channel longer than one window is cut into consecutive windows (no overlap);
+ * holds one decoded chunk, never the recording. A source above 16 kHz is resampled to 16 kHz
+ * (MAX_OUTPUT_RATE) on the way. A channel longer than one window is cut into consecutive windows (no overlap);
  * the caller offsets each window's timestamps by its start. A window in which a channel stays below
  * SILENCE_PEAK is marked silent, so it is not uploaded (speech-to-text models invent words in silence).
  */
@@ -26,6 +28,7 @@ export interface ChannelWindow {
 }
 
 export interface SplitResult {
+  /** of the WAV files: the source's, at most MAX_OUTPUT_RATE */
   sampleRate: number;
   /** seconds of audio decoded */
   duration: number;
@@ -42,7 +45,7 @@ interface OpenWindow {
 /**
  * Decodes `mp3` into `dir` (which the caller creates and removes). Windows hold at most
  * `maxWindowSeconds` and at most `maxWindowBytes` of WAV each; more than `maxSeconds` of audio in all
- * is refused with ProviderError('too_large').
+ * is refused with ProviderError('too_large'). A source above MAX_OUTPUT_RATE is resampled to it.
  */
 export async function splitStereoMp3(
   provider: string,
@@ -50,13 +53,16 @@ export async function splitStereoMp3(
   dir: string,
   limits: { maxWindowSeconds: number; maxWindowBytes: number; maxSeconds: number },
 ): Promise<SplitResult> {
-  const decoder = new MPEGDecoder();
-  await decoder.ready;
+  const decoder = await takeDecoder();
+  let decoderHealthy = false;
   const windows: ChannelWindow[] = [];
   let cur: OpenWindow | null = null;
+  let sourceRate = 0;
   let sampleRate = 0;
   let windowSamples = 0;
   let total = 0;
+  let resamplers: [AreaResampler, AreaResampler] | null = null;
+  const scratch = [new PcmScratch(), new PcmScratch()] as const;
 
   const closeWindow = async (o: OpenWindow) => {
     for (const ch of [0, 1] as const) {
@@ -75,75 +81,283 @@ export async function splitStereoMp3(
     for (const fh of fhs) await fh.write(Buffer.alloc(WAV_HEADER_BYTES));
     return { w, fhs, peaks: [0, 0], samples: 0 };
   };
+  /** Appends the `n` output samples of both channels (in scratch) to the windows. */
+  const append = async (n: number) => {
+    let at = 0;
+    while (at < n) {
+      cur ??= await openWindow();
+      const k = Math.min(n - at, windowSamples - cur.samples);
+      for (const ch of [0, 1] as const) {
+        await cur.fhs[ch].write(scratch[ch].bytes, at * 2, k * 2);
+        const peak = scratch[ch].peak(at, k);
+        if (peak > cur.peaks[ch]) cur.peaks[ch] = peak;
+      }
+      cur.samples += k;
+      at += k;
+      if (cur.samples === windowSamples) {
+        const done = cur;
+        cur = null;
+        await closeWindow(done);
+      }
+    }
+  };
 
   try {
     for await (const chunk of mp3) {
       const { channelData, samplesDecoded, sampleRate: rate } = decoder.decode(chunk as Uint8Array);
       if (samplesDecoded === 0) continue;
-      if (sampleRate === 0) {
-        sampleRate = rate;
+      if (sourceRate === 0) {
+        sourceRate = rate;
+        sampleRate = Math.min(rate, MAX_OUTPUT_RATE);
+        if (sampleRate !== rate)
+          resamplers = [new AreaResampler(rate / sampleRate), new AreaResampler(rate / sampleRate)];
         const byBytes = Math.floor((limits.maxWindowBytes - WAV_HEADER_BYTES) / 2);
-        windowSamples = Math.min(Math.floor(limits.maxWindowSeconds * rate), byBytes);
-      } else if (rate !== sampleRate) {
+        windowSamples = Math.min(Math.floor(limits.maxWindowSeconds * sampleRate), byBytes);
+      } else if (rate !== sourceRate) {
         throw new ProviderError(
           provider,
           'fatal',
-          `the recording changes its sample rate (${sampleRate} → ${rate} Hz)`,
+          `the recording changes its sample rate (${sourceRate} → ${rate} Hz)`,
         );
       }
       total += samplesDecoded;
-      if (total / sampleRate > limits.maxSeconds)
+      if (total / sourceRate > limits.maxSeconds)
         throw new ProviderError(
           provider,
           'too_large',
           `the recording is longer than ${limits.maxSeconds} seconds, the longest this service transcribes`,
         );
-      let at = 0;
-      while (at < samplesDecoded) {
-        cur ??= await openWindow();
-        const n = Math.min(samplesDecoded - at, windowSamples - cur.samples);
-        for (const ch of [0, 1] as const) {
-          const { pcm, peak } = toPcm16(channelData[ch] ?? channelData[0], at, n);
-          await cur.fhs[ch].write(pcm);
-          if (peak > cur.peaks[ch]) cur.peaks[ch] = peak;
-        }
-        cur.samples += n;
-        at += n;
-        if (cur.samples === windowSamples) {
-          const done = cur;
-          cur = null;
-          await closeWindow(done);
-        }
+      let n = 0;
+      for (const ch of [0, 1] as const) {
+        const samples = (channelData[ch] ?? channelData[0]!).subarray(0, samplesDecoded);
+        n = resamplers ? scratch[ch].fillResampled(samples, resamplers[ch]) : scratch[ch].fill(samples);
       }
+      await append(n);
+    }
+    if (resamplers) {
+      let n = 0;
+      for (const ch of [0, 1] as const) n = scratch[ch].fillFlushed(resamplers[ch]);
+      await append(n);
     }
     if (cur) {
       const done = cur;
       cur = null;
       await closeWindow(done);
     }
+    decoderHealthy = true;
   } catch (err) {
     // a read error of the stored audio or a full disk is not the provider's: it goes up as it is
-    if (cur) await Promise.allSettled(cur.fhs.map((fh) => fh.close()));
+    const left = cur as OpenWindow | null; // assigned in append(): TypeScript cannot see it
+    if (left) await Promise.allSettled(left.fhs.map((fh) => fh.close()));
     throw err;
   } finally {
-    decoder.free();
+    giveBackDecoder(decoder, decoderHealthy);
   }
   if (sampleRate === 0)
     throw new ProviderError(provider, 'fatal', 'the recording holds no MP3 audio that could be decoded');
-  return { sampleRate, duration: total / sampleRate, windows };
+  return { sampleRate, duration: total / sourceRate, windows };
 }
 
-function toPcm16(samples: Float32Array, from: number, n: number): { pcm: Buffer; peak: number } {
-  const pcm = Buffer.allocUnsafe(n * 2);
-  let peak = 0;
-  for (let i = 0; i < n; i++) {
-    const x = samples[from + i];
-    const a = Math.abs(x);
-    if (a > peak) peak = a;
-    const c = x > 1 ? 1 : x < -1 ? -1 : x;
-    pcm.writeInt16LE(Math.round(c * 32767), i * 2);
+/**
+ * The rate the channels are uploaded at, at most: 16 kHz is what speech-to-text models work at
+ * (whisper resamples everything to it), so a higher source rate only costs CPU, disk and upload
+ * bytes. A lower one (8 kHz telephone audio) is kept as it is, never upsampled.
+ */
+export const MAX_OUTPUT_RATE = 16_000;
+
+/**
+ * Downsampling by area averaging: each output sample is the mean of the source samples (and
+ * fractions of samples) it covers — a box filter before decimation, enough against aliasing for
+ * speech. Streaming: the partial output sample carries over from one chunk to the next.
+ */
+export class AreaResampler {
+  private sum = 0;
+  /** source samples (fractional) accumulated into the pending output sample */
+  private filled = 0;
+  /** source samples per output sample, > 1 */
+  private readonly ratio: number;
+  constructor(ratio: number) {
+    this.ratio = ratio;
   }
-  return { pcm, peak };
+
+  /** Writes the output samples `input` completes into `out` from 0; answers how many. */
+  push(input: Float32Array, out: Float32Array): number {
+    const r = this.ratio;
+    let sum = this.sum;
+    let filled = this.filled;
+    let n = 0;
+    for (let i = 0; i < input.length; i++) {
+      const x = input[i]!;
+      let w = 1;
+      while (filled + w >= r) {
+        const take = r - filled;
+        out[n++] = (sum + x * take) / r;
+        sum = 0;
+        filled = 0;
+        w -= take;
+      }
+      sum += x * w;
+      filled += w;
+    }
+    this.sum = sum;
+    this.filled = filled;
+    return n;
+  }
+
+  /** The pending partial output sample (the end of the recording), when it covers half a sample or more. */
+  flush(out: Float32Array): number {
+    const n = this.filled >= this.ratio / 2 ? 1 : 0;
+    if (n) out[0] = this.sum / this.filled;
+    this.sum = 0;
+    this.filled = 0;
+    return n;
+  }
+
+  /** Output samples `inputLength` source samples can complete, at most. */
+  capacity(inputLength: number): number {
+    return Math.ceil((inputLength + this.filled) / this.ratio) + 1;
+  }
+}
+
+const LITTLE_ENDIAN = endianness() === 'LE';
+
+/**
+ * One channel's 16-bit PCM of the current chunk, in a buffer reused from chunk to chunk (each write
+ * is awaited before the next chunk is converted), so the conversion allocates nothing per chunk.
+ */
+class PcmScratch {
+  bytes = Buffer.alloc(0);
+  private samples = new Int16Array(0);
+  private floats = new Float32Array(0);
+
+  private ensure(n: number): void {
+    if (this.samples.length >= n) return;
+    const size = Math.max(n, this.samples.length * 2, 4096);
+    this.bytes = Buffer.alloc(size * 2);
+    this.samples = new Int16Array(this.bytes.buffer, this.bytes.byteOffset, size);
+  }
+
+  /** Converts float samples in [-1, 1] (clamped) to 16-bit PCM at 0..n; answers n. */
+  fill(input: Float32Array): number {
+    const n = input.length;
+    this.ensure(n);
+    if (LITTLE_ENDIAN) {
+      const out = this.samples;
+      for (let i = 0; i < n; i++) {
+        const x = input[i]!;
+        out[i] = Math.round((x > 1 ? 1 : x < -1 ? -1 : x) * 32767);
+      }
+    } else {
+      for (let i = 0; i < n; i++) {
+        const x = input[i]!;
+        this.bytes.writeInt16LE(Math.round((x > 1 ? 1 : x < -1 ? -1 : x) * 32767), i * 2);
+      }
+    }
+    return n;
+  }
+
+  fillResampled(input: Float32Array, r: AreaResampler): number {
+    const cap = r.capacity(input.length);
+    if (this.floats.length < cap) this.floats = new Float32Array(Math.max(cap, this.floats.length * 2));
+    const n = r.push(input, this.floats);
+    return this.fill(this.floats.subarray(0, n));
+  }
+
+  fillFlushed(r: AreaResampler): number {
+    if (this.floats.length < 1) this.floats = new Float32Array(1);
+    const n = r.flush(this.floats);
+    return this.fill(this.floats.subarray(0, n));
+  }
+
+  /** The largest |sample| of samples [from, from + n), on the float scale. */
+  peak(from: number, n: number): number {
+    let peak = 0;
+    for (let i = from; i < from + n; i++) {
+      const v = LITTLE_ENDIAN ? this.samples[i]! : this.bytes.readInt16LE(i * 2);
+      const a = v < 0 ? -v : v;
+      if (a > peak) peak = a;
+    }
+    return peak / 32767;
+  }
+}
+
+/**
+ * Decoders are reused: each instance holds its own 16 MB WebAssembly memory, and making one per
+ * recording had the garbage collector reclaim 16 MB per call. Between recordings the mpg123 decoder
+ * inside the instance is destroyed and created again (mpg123-decoder's reset() would instantiate the
+ * whole module anew), through the package's internals, checked before use: should they change, a
+ * fresh instance is made per recording as before. At most MAX_IDLE_DECODERS wait for work.
+ */
+const MAX_IDLE_DECODERS = 8;
+const idleDecoders: MPEGDecoder[] = [];
+
+interface Mpg123Internals {
+  _decoder: number | undefined;
+  _sampleRate: number;
+  _inputBytes: number;
+  _outputSamples: number;
+  _frameNumber: number;
+  _common: {
+    allocateTypedArray(
+      len: number,
+      t: Uint32ArrayConstructor,
+      track: boolean,
+    ): { ptr: number; buf: Uint32Array };
+    wasm: {
+      mpeg_frame_decoder_create(ptr: number, gapless: number): number;
+      mpeg_frame_decoder_destroy(decoder: number): void;
+      free(ptr: number): void;
+    };
+  };
+}
+
+async function takeDecoder(): Promise<MPEGDecoder> {
+  const idle = idleDecoders.pop();
+  if (idle) return idle;
+  const decoder = new MPEGDecoder();
+  await decoder.ready;
+  return decoder;
+}
+
+function giveBackDecoder(decoder: MPEGDecoder, healthy: boolean): void {
+  if (healthy && idleDecoders.length < MAX_IDLE_DECODERS && renewDecoder(decoder)) {
+    idleDecoders.push(decoder);
+    return;
+  }
+  try {
+    decoder.free();
+  } catch {
+    // a decoder whose renewal failed half-way has nothing left to free but its instance (GC)
+  }
+}
+
+/** A fresh mpg123 decoder in the same instance, as `new MPEGDecoder()` creates it; false when not possible. */
+export function renewDecoder(decoder: MPEGDecoder): boolean {
+  const d = decoder as unknown as Partial<Mpg123Internals>;
+  const common = d._common;
+  const wasm = common?.wasm;
+  if (
+    typeof d._decoder !== 'number' ||
+    typeof common?.allocateTypedArray !== 'function' ||
+    typeof wasm?.mpeg_frame_decoder_create !== 'function' ||
+    typeof wasm.mpeg_frame_decoder_destroy !== 'function' ||
+    typeof wasm.free !== 'function'
+  )
+    return false;
+  wasm.mpeg_frame_decoder_destroy(d._decoder);
+  wasm.free(d._decoder);
+  d._decoder = undefined;
+  const p = common.allocateTypedArray(1, Uint32Array, false);
+  const error = wasm.mpeg_frame_decoder_create(p.ptr, 1);
+  const created = p.buf[0]!;
+  wasm.free(p.ptr);
+  if (error) return false;
+  d._decoder = created;
+  d._sampleRate = 0;
+  d._inputBytes = 0;
+  d._outputSamples = 0;
+  d._frameNumber = 0;
+  return true;
 }
 
 /** The 44-byte RIFF header of a mono 16-bit PCM WAV of `samples` samples. */

@@ -105,19 +105,26 @@ test('openai: each channel of a dual-channel MP3 goes up as its own WAV and the 
   assert.ok(a.followup);
 });
 
-test('openai: telephone-rate (8 kHz) and CD-rate (44.1 kHz) recordings keep their sample rate in the WAVs', async () => {
-  for (const [sampleRate, kbps] of [
-    [8000, 24],
-    [44100, 128],
+test('openai: telephone-rate (8 kHz) audio keeps its rate in the WAVs; CD-rate (44.1 kHz) goes up at 16 kHz', async () => {
+  for (const [sampleRate, kbps, uploaded] of [
+    [8000, 24, 8000],
+    [44100, 128, 16000],
   ]) {
     const before = fake.requests.length;
     const r = await openai().transcribe(
       audio(stereoMp3({ seconds: 2, sampleRate, kbps, ...INBOUND_TONES }), 2),
     );
+    // the fake still hears each side's tone in its channel's file
     assert.equal(r.text, STEREO_TRANSCRIPT);
     const reqs = fake.requests.slice(before);
     assert.equal(reqs.length, 2);
-    for (const q of reqs) assert.equal(q.file?.bytes.readUInt32LE(24), sampleRate);
+    for (const q of reqs) {
+      assert.equal(q.file?.bytes.readUInt32LE(24), uploaded, 'sample rate');
+      assert.equal(q.file?.bytes.readUInt32LE(28), uploaded * 2, 'byte rate');
+      // two seconds of audio, and the encoder's padding (no gapless header to trim it)
+      const seconds = (q.file?.bytes.readUInt32LE(40) ?? 0) / 2 / uploaded;
+      assert.ok(seconds >= 1.95 && seconds < 2.25, `${seconds} s`);
+    }
   }
 });
 

@@ -16,14 +16,22 @@ export class LeaseLost extends Error {
   }
 }
 
+/**
+ * One statement, the call's lock first: the materialised CTE locks the call row when the uncorrelated
+ * subquery is evaluated — in the filter, before the job row that passed it is locked (LockRows sits
+ * above the scan). A job row that is not this run's returns nothing, and the run rolls back.
+ */
+export const LOCK_RUN_SQL = `
+WITH call AS MATERIALIZED (SELECT 1 FROM calls WHERE id = $4 FOR UPDATE)
+SELECT 1 FROM processing_jobs
+ WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')
+   AND (SELECT count(*) FROM call) >= 0
+   FOR UPDATE`;
+
 export async function lockRun(tx: Queryable, job: ClaimedJob, owner: string): Promise<void> {
-  await tx.query('SELECT 1 FROM calls WHERE id = $1 FOR UPDATE', [job.callId]);
-  const r = await tx.query(
-    `SELECT 1 FROM processing_jobs
-      WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')
-      FOR UPDATE`,
-    [job.id, owner, job.attempts],
-  );
+  const r = await tx.query(LOCK_RUN_SQL, [job.id, owner, job.attempts, job.callId], {
+    name: 'capture_lock_run_v1',
+  });
   if (r.rowCount === 0) throw new LeaseLost(job);
 }
 

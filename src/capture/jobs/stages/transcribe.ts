@@ -1,8 +1,9 @@
 import type { Queryable } from '../../../db/types.ts';
 import { ProviderError } from '../../../domain/capture-providers.ts';
+import { notFound } from '../../../errors.ts';
 import { isUuid } from '../../../ids.ts';
 import { recordingChannels } from '../../../recordings/channels.ts';
-import { lockLiveCall } from '../../call-record.ts';
+import { CALL_NOT_FOUND } from '../../call-record.ts';
 import { queueTranscript } from '../../pipeline.ts';
 import type { StageHandler } from '../types.ts';
 
@@ -64,9 +65,15 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
   return {
     kind: 'succeeded',
     write: async (tx) => {
-      const fresh = await lockLiveCall(tx, call.id);
+      // the runner locked the call row (lockRun); only what may have changed since is read again
+      const { rows } = await tx.query<{ processing_state: string; erased_at: Date | null }>(
+        'SELECT processing_state, erased_at FROM calls WHERE id = $1 FOR UPDATE',
+        [call.id],
+      );
+      const fresh = rows[0];
+      if (!fresh || fresh.erased_at) throw notFound(CALL_NOT_FOUND);
       if (fresh.processing_state !== 'none') return;
-      await queueTranscript(tx, deps, fresh, { text: result.text, language: result.language });
+      await queueTranscript(tx, deps, call, { text: result.text, language: result.language });
     },
   };
 };

@@ -1,0 +1,342 @@
+/**
+ * The service side of `npm run bench:capture` (bench/capture.ts forks it): the public app on a real
+ * socket, the operator app (inject only) and the worker role (processing jobs, webhook deliveries,
+ * periodic jobs), on a fresh PostgreSQL database — and nothing else, so this process's CPU and RSS
+ * are the service's. The fake Twilio, the speech-to-text server and the webhook receiver run in the
+ * driver's process.
+ *
+ * Driven over IPC (process.send): the driver sends {cmd, …}; every command answers {reply: cmd, …}.
+ *   setup     -> { port, orgId, number }          the organization, its number, its subscription
+ *   baseline  -> { seconds }                      N bare INSERTs of a call + its outbox row
+ *   start                                         starts a measurement window (CPU, profile, RSS,
+ *                                                 statements, the PostgreSQL backends' CPU)
+ *   wait      -> Window                           once N calls reached `until`, the window's figures
+ *   close                                         stops everything and exits
+ *
+ * Statement counts come from a counting wrapper around the Db this process uses (bench only: the
+ * product's code is not touched); the CPU by stage from the V8 CPU profile of this process's main
+ * thread during the window (node:inspector), summarised by ./cpu-profile.ts.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type CpuProfile, type ProfileSummary, summariseProfile } from './cpu-profile.ts';
+
+const PG = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+process.env.TEST_DATABASE_URL = PG;
+
+const { newId } = await import('../src/ids.ts');
+const { startWorkers } = await import('../src/worker.ts');
+const { buildPublicApp } = await import('../src/http/public/app.ts');
+const { buildOperatorApp } = await import('../src/http/operator/app.ts');
+const { createTestDb } = await import('../test/helpers/db.ts');
+const { testDeps } = await import('../test/helpers/deps.ts');
+const { admin } = await import('../test/helpers/http.ts');
+const { insertSubscription } = await import('../test/helpers/webhooks.ts');
+
+import type { Db, Queryable } from '../src/db/types.ts';
+
+type Msg = { cmd: string; [k: string]: unknown };
+const send = (m: Record<string, unknown>) => process.send?.(m);
+
+/** Statements by kind, counted by a wrapper around the Db (what the SQL does, not who sent it). */
+const STATEMENT_KINDS: [string, RegExp][] = [
+  ['job enqueue (its NOTIFY in the statement when due)', /INSERT INTO processing_jobs[\s\S]*pg_notify/],
+  ['NOTIFY processing_jobs', /pg_notify\('processing_jobs'/],
+  ['NOTIFY webhook_deliveries', /pg_notify\('webhook_deliveries'/],
+  ['job claim', /WITH due AS \(\s*SELECT j\.id\s+FROM processing_jobs/],
+  ['job enqueue', /INSERT INTO processing_jobs/],
+  ['job lock / lease / finish', /processing_jobs/],
+  ['job outcome counter', /processing_job_outcomes/],
+  ['event + deliveries insert', /INSERT INTO (events|webhook_deliveries)/],
+  ['delivery worker', /webhook_deliveries|webhook_attempts|webhook_call_reach|webhook_subscriptions/],
+  ['call row write', /^\s*UPDATE calls/],
+  ['call row read / lock', /FROM calls/],
+  ['other', /./],
+];
+
+interface Counts {
+  transactions: number;
+  statements: number;
+  byKind: Record<string, number>;
+}
+const counts: Counts = { transactions: 0, statements: 0, byKind: {} };
+const countStatement = (sql: string) => {
+  counts.statements++;
+  const kind = STATEMENT_KINDS.find(([, re]) => re.test(sql))![0];
+  counts.byKind[kind] = (counts.byKind[kind] ?? 0) + 1;
+};
+function counting(db: Db): Db {
+  const wrap = (q: Queryable): Queryable => ({
+    query: (sql, params, options) => {
+      countStatement(sql);
+      return q.query(sql, params, options);
+    },
+  });
+  return {
+    ...db,
+    kind: db.kind,
+    query: wrap(db).query,
+    transaction: (fn) => {
+      counts.transactions++;
+      return db.transaction((tx) => fn(wrap(tx)));
+    },
+    exec: (sql) => db.exec(sql),
+    listen: (c, f, o) => db.listen(c, f, o),
+    close: () => db.close(),
+  };
+}
+
+/** utime + stime of a process in milliseconds (Linux /proc; 0 when unreadable). */
+function cpuMsOf(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10; // USER_HZ = 100
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU ms of this process's threads, by thread name (/proc/self/task/*: main, libuv workers, V8 helpers). */
+function threadsCpuMs(): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      try {
+        const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const ms = (Number(f[11]) + Number(f[12])) * 10;
+        const key = tid === String(process.pid) ? 'main thread' : name;
+        out.set(key, (out.get(key) ?? 0) + ms);
+      } catch {
+        // the thread ended
+      }
+    }
+  } catch {
+    // not Linux
+  }
+  return out;
+}
+
+export interface Window {
+  seconds: number;
+  /** this process, all threads (process.cpuUsage), ms */
+  processCpuMs: number;
+  /** the main thread only (process.threadCpuUsage), ms: what the profile splits */
+  mainThreadCpuMs: number;
+  /** the PostgreSQL backends of this database, ms */
+  dbCpuMs: number;
+  rssStartMb: number;
+  rssPeakMb: number;
+  /** CPU ms by thread name (Linux), over the window */
+  threads: Record<string, number>;
+  counts: Counts;
+  profile: ProfileSummary | null;
+}
+
+const raw = await createTestDb();
+const db = counting(raw);
+const dataDir = await mkdtemp(join(tmpdir(), 'callcap-bench-'));
+const env = JSON.parse(process.env.BENCH_SERVICE_ENV ?? '{}') as Record<string, string>;
+const deps = testDeps(db, dataDir, env);
+const app = await buildPublicApp(deps);
+const operator = await buildOperatorApp(deps);
+await app.ready();
+await operator.ready();
+await app.listen({ port: 0, host: '127.0.0.1' });
+const stopWorkers = await startWorkers(deps, { jobsPollIntervalMs: 50 });
+const profiling = process.env.BENCH_PROFILE !== '0';
+
+let window: {
+  t0: number;
+  cpu: NodeJS.CpuUsage;
+  thread: NodeJS.CpuUsage;
+  backends: Map<number, number>;
+  rssStart: number;
+  rssPeak: number;
+  threads: Map<string, number>;
+  sampler: NodeJS.Timeout;
+  session: Session | null;
+} | null = null;
+
+async function backendPids(): Promise<number[]> {
+  const { rows } = await raw.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database()',
+  );
+  return rows.map((r) => r.pid);
+}
+
+async function startWindow(sampleRss: boolean) {
+  global.gc?.();
+  const backends = new Map((await backendPids()).map((p) => [p, cpuMsOf(p)]));
+  let session: Session | null = null;
+  if (profiling) {
+    session = new Session();
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 1000 });
+    await session.post('Profiler.start');
+  }
+  counts.transactions = 0;
+  counts.statements = 0;
+  counts.byKind = {};
+  const rssStart = process.memoryUsage.rss();
+  window = {
+    t0: performance.now(),
+    cpu: process.cpuUsage(),
+    thread: process.threadCpuUsage(),
+    backends,
+    rssStart,
+    rssPeak: rssStart,
+    threads: threadsCpuMs(),
+    // RSS sampled every 20 ms when asked (the memory scenario): the sampling itself costs CPU
+    sampler: setInterval(
+      () => {
+        if (window) window.rssPeak = Math.max(window.rssPeak, process.memoryUsage.rss());
+      },
+      sampleRss ? 20 : 1000,
+    ),
+    session,
+  };
+}
+
+async function stopWindow(): Promise<Window> {
+  const w = window!;
+  window = null;
+  clearInterval(w.sampler);
+  const seconds = (performance.now() - w.t0) / 1000;
+  const cpu = process.cpuUsage(w.cpu);
+  const thread = process.threadCpuUsage(w.thread);
+  const threads: Record<string, number> = {};
+  for (const [name, ms] of threadsCpuMs()) threads[name] = ms - (w.threads.get(name) ?? 0);
+  const rssPeak = Math.max(w.rssPeak, process.memoryUsage.rss());
+  let dbCpuMs = 0;
+  for (const pid of await backendPids()) dbCpuMs += Math.max(0, cpuMsOf(pid) - (w.backends.get(pid) ?? 0));
+  let summary: ProfileSummary | null = null;
+  if (w.session) {
+    const { profile } = (await w.session.post('Profiler.stop')) as { profile: CpuProfile };
+    w.session.disconnect();
+    summary = summariseProfile(profile);
+  }
+  return {
+    seconds,
+    processCpuMs: (cpu.user + cpu.system) / 1000,
+    mainThreadCpuMs: (thread.user + thread.system) / 1000,
+    dbCpuMs,
+    rssStartMb: w.rssStart / 1048576,
+    rssPeakMb: rssPeak / 1048576,
+    threads,
+    counts: structuredClone(counts),
+    profile: summary,
+  };
+}
+
+const UNTIL: Record<string, string> = {
+  // every call.completed of a telephony call enqueued
+  completed: `SELECT count(*)::int AS n FROM events e JOIN calls c ON c.id = e.call_id
+               WHERE e.organization_id = $1 AND e.event_type = 'call.completed' AND c.telephony_provider = 'twilio'`,
+  // every recording downloaded and stored
+  available: `SELECT count(*)::int AS n FROM calls WHERE organization_id = $1 AND recording_state = 'available'`,
+};
+
+let orgId = '';
+
+async function handle(m: Msg): Promise<Record<string, unknown>> {
+  switch (m.cmd) {
+    case 'setup': {
+      // as test/helpers/telephony.ts connectOrg does (that module also loads the fakes and node:test)
+      const h = { operator };
+      const created = await admin(h, 'POST', '/organizations', {
+        name: 'Acme Plumbing',
+        owner_email: 'owner@acme.example',
+        owner_password: 'correct horse battery',
+        country: 'US',
+      });
+      if (created.statusCode !== 201) throw new Error(created.body);
+      orgId = created.json().organization_id as string;
+      const account = m.account as { accountSid: string; authToken: string };
+      const put = await admin(h, 'PUT', `/organizations/${orgId}/telephony`, {
+        provider: 'twilio',
+        account_sid: account.accountSid,
+        auth_token: account.authToken,
+      });
+      if (put.statusCode !== 200) throw new Error(put.body);
+      const number = '+14155552001';
+      const num = await admin(h, 'POST', `/organizations/${orgId}/phone-numbers`, {
+        number,
+        ring_to: '+14155550100',
+      });
+      if (num.statusCode !== 201) throw new Error(num.body);
+      await insertSubscription(deps, {
+        orgId,
+        url: String(m.receiverUrl),
+        at: new Date('2026-06-01T00:00:00Z'),
+      });
+      const { port } = app.server.address() as { port: number };
+      return { port, orgId, number };
+    }
+    case 'baseline': {
+      const calls = Number(m.calls);
+      let next = 0;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: Number(m.concurrency) }, async () => {
+          while (next++ < calls) {
+            await raw.transaction(async (tx) => {
+              const id = newId();
+              await tx.query(
+                `INSERT INTO calls (id, organization_id, direction, caller_phone, created_at, updated_at)
+                 VALUES ($1, $2, 'inbound', '+14155552671', now(), now())`,
+                [id, orgId],
+              );
+              await tx.query(
+                `INSERT INTO events (id, organization_id, event_type, resource_id, call_id, body, created_at)
+                 VALUES ($1, $2, 'call.completed', $3, $3, '{}', now())`,
+                [newId(), orgId, id],
+              );
+            });
+          }
+        }),
+      );
+      return { seconds: (performance.now() - t0) / 1000 };
+    }
+    case 'start':
+      await startWindow(m.rss === true);
+      return {};
+    case 'wait': {
+      const sql = UNTIL[String(m.until)]!;
+      const deadline = performance.now() + 600_000;
+      for (;;) {
+        const { rows } = await raw.query<{ n: number }>(sql, [orgId]);
+        if ((rows[0]?.n ?? 0) >= Number(m.n)) break;
+        if (performance.now() > deadline)
+          throw new Error(`only ${rows[0]?.n} of ${m.n} ${m.until} in 10 minutes`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return { window: await stopWindow() };
+    }
+    case 'close':
+      await stopWorkers();
+      await app.close();
+      await operator.close();
+      await raw.close();
+      await rm(dataDir, { recursive: true, force: true });
+      setImmediate(() => process.exit(0));
+      return {};
+    default:
+      throw new Error(`unknown command ${m.cmd}`);
+  }
+}
+
+process.on('message', (m: Msg) => {
+  handle(m).then(
+    (r) => send({ reply: m.cmd, ...r }),
+    (err: Error) => send({ reply: m.cmd, error: err.stack ?? String(err) }),
+  );
+});
+// the driver gone (crashed, interrupted): nothing is left running against the database
+process.on('disconnect', () => process.exit(1));
+send({ reply: 'started' });

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { after, before, test } from 'node:test';
+import { MPEGDecoder } from 'mpg123-decoder';
+import { AreaResampler, renewDecoder, splitStereoMp3 } from '../../../src/capture/providers/wav.ts';
+import { INBOUND_TONES, stereoMp3 } from '../../helpers/stereo-mp3.ts';
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'callcap-wav-'));
+});
+after(() => rm(dir, { recursive: true, force: true }));
+
+const limits = { maxWindowSeconds: 600, maxWindowBytes: 25 * 1024 * 1024, maxSeconds: 3600 };
+
+/** The two WAV files of a one-window split, read back. */
+async function split(mp3: Buffer, name: string, chunk = 4096) {
+  const out = join(dir, name);
+  const { mkdir } = await import('node:fs/promises');
+  await mkdir(out);
+  const parts = [];
+  for (let i = 0; i < mp3.length; i += chunk) parts.push(mp3.subarray(i, i + chunk));
+  const r = await splitStereoMp3('test', Readable.from(parts), out, limits);
+  assert.equal(r.windows.length, 1);
+  return { ...r, wavs: await Promise.all(r.windows[0]!.files.map((f) => readFile(f))) };
+}
+
+test('a decoder reused after another recording decodes exactly as a fresh one', async () => {
+  const a = stereoMp3({ seconds: 2, left: 440, right: 1000 });
+  // a different stream in between: another rate, other tones, cut short mid-frame
+  const b = stereoMp3({ seconds: 1, sampleRate: 22050, kbps: 64, left: 300, right: 700 });
+  const first = await split(a, 'first');
+  await split(b.subarray(0, b.length - 100), 'between');
+  const again = await split(a, 'again');
+  assert.equal(again.sampleRate, 16000);
+  assert.deepEqual(again.wavs[0], first.wavs[0]);
+  assert.deepEqual(again.wavs[1], first.wavs[1]);
+  // and as a decoder made for it alone
+  const own = new MPEGDecoder();
+  await own.ready;
+  const decoded = own.decode(a);
+  own.free();
+  const pcm = first.wavs[0]!.subarray(44);
+  assert.equal(pcm.length / 2, decoded.samplesDecoded);
+  const x = decoded.channelData[0]![1000]!;
+  assert.equal(pcm.readInt16LE(2000), Math.round(x * 32767));
+});
+
+test('renewing a decoder gives it a fresh mpg123 state (the internals it relies on are there)', async () => {
+  const d = new MPEGDecoder();
+  await d.ready;
+  try {
+    const mp3 = stereoMp3({ seconds: 1, ...INBOUND_TONES });
+    const once = d.decode(mp3);
+    assert.equal(renewDecoder(d), true);
+    const twice = d.decode(mp3);
+    assert.equal(twice.samplesDecoded, once.samplesDecoded);
+    assert.deepEqual(twice.channelData[1], once.channelData[1]);
+  } finally {
+    d.free();
+  }
+});
+
+test('a 48 kHz recording is written at 16 kHz: one sample per three, the tones kept', async () => {
+  const mp3 = stereoMp3({ seconds: 1, sampleRate: 48000, kbps: 128, left: 440, right: null });
+  const r = await split(mp3, 'rate48');
+  assert.equal(r.sampleRate, 16000);
+  const [agent, customer] = r.wavs as [Buffer, Buffer];
+  assert.equal(agent.readUInt32LE(24), 16000);
+  assert.equal(agent.length, customer.length);
+  assert.ok(Math.abs((agent.length - 44) / 2 / 16000 - 1) < 0.05, `${agent.length} bytes`);
+  // a 440 Hz sine at half scale: its rising zero crossings in the middle half second, and its peak,
+  // survive the averaging
+  let rising = 0;
+  let peak = 0;
+  for (let i = 4000; i < 12000; i++) {
+    const v = agent.readInt16LE(44 + i * 2);
+    if (agent.readInt16LE(44 + (i - 1) * 2) < 0 && v >= 0) rising++;
+    peak = Math.max(peak, Math.abs(v));
+  }
+  assert.ok(Math.abs(rising * 2 - 440) <= 4, `${rising * 2} Hz`);
+  assert.ok(peak > 0.45 * 32767 && peak < 0.52 * 32767, `peak ${peak}`);
+  assert.deepEqual(r.windows[0]!.audible, [true, false]);
+});
+
+test('the resampler streams: chunks give the same samples as one piece; each is the mean it covers', () => {
+  const input = Float32Array.from({ length: 1000 }, (_, i) => Math.sin(i / 7));
+  const whole = new Float32Array(400);
+  const r1 = new AreaResampler(44100 / 16000);
+  const n1 = r1.push(input, whole);
+  const chunked: number[] = [];
+  const r2 = new AreaResampler(44100 / 16000);
+  const out = new Float32Array(400);
+  for (let i = 0; i < input.length; i += 37) {
+    const n = r2.push(input.subarray(i, i + 37), out);
+    chunked.push(...out.subarray(0, n));
+  }
+  assert.equal(chunked.length, n1);
+  assert.equal(n1, Math.floor(1000 / (44100 / 16000)));
+  for (let i = 0; i < n1; i++) assert.ok(Math.abs(chunked[i]! - whole[i]!) < 1e-6);
+  // ratio 3: plain means of three
+  const three = new AreaResampler(3);
+  const o = new Float32Array(4);
+  assert.equal(three.push(Float32Array.from([1, 2, 3, 4, 5, 6, 7]), o), 2);
+  assert.deepEqual([...o.subarray(0, 2)], [2, 5]);
+  // the rest (7 alone: a third of an output sample) is under half a sample: dropped at the end
+  assert.equal(three.flush(o), 0);
+});
