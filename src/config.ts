@@ -40,8 +40,12 @@ const schema = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   /** Origin links are built on; the REST {base_url} is this + /api/v1. */
   PUBLIC_BASE_URL: z.string().url().optional(),
-  /** Let webhook subscriptions target loopback/private addresses (local development, tests). */
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: bool,
+  /**
+   * Let webhook subscriptions target loopback/private addresses. Unset: on while the service runs
+   * locally (embedded database and PUBLIC_BASE_URL on a loopback host, npm start's defaults), off as
+   * soon as DATABASE_URL or a non-loopback PUBLIC_BASE_URL is set; 1 / 0 (or empty) decide explicitly.
+   */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(['0', '1', 'true', 'false', '']).optional(),
   /** In-flight webhook requests per worker process (docs/webhooks.md). */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
   /** Reconciliation looks this many hours back for deliveries a concurrent activation missed. */
@@ -149,10 +153,15 @@ const schema = z.object({
 
 export type Env = z.infer<typeof schema>;
 
-export interface Config extends Env {
+export interface Config extends Omit<Env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'> {
   publicBaseUrl: string;
   trustProxy: boolean | string;
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: boolean;
+  /** why private targets are allowed or not: set explicitly, or derived from a local set-up */
+  privateTargetsSource: 'setting' | 'local';
 }
+
+const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = schema.safeParse(env);
@@ -172,7 +181,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const tp = cfg.TRUST_PROXY.trim();
   const trustProxy =
     tp === '' || tp === '0' || tp === 'false' ? false : tp === '1' || tp === 'true' ? true : tp;
-  return { ...cfg, publicBaseUrl, trustProxy };
+  const explicit = cfg.WEBHOOK_ALLOW_PRIVATE_TARGETS;
+  const local = !cfg.DATABASE_URL && LOOPBACK_HOST.test(new URL(publicBaseUrl).hostname);
+  return {
+    ...cfg,
+    publicBaseUrl,
+    trustProxy,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: explicit === undefined ? local : explicit === '1' || explicit === 'true',
+    privateTargetsSource: explicit === undefined ? 'local' : 'setting',
+  };
 }
 
 /**

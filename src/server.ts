@@ -137,7 +137,9 @@ export async function startRoles(config: Config, roles: Role[]): Promise<Running
     }
     if (config.WEBHOOK_ALLOW_PRIVATE_TARGETS)
       out.push(
-        'Webhooks      may target loopback and private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS=1: development only)',
+        config.privateTargetsSource === 'setting'
+          ? 'Webhooks      may target loopback and private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS=1: development only)'
+          : 'Webhooks      may target loopback and private addresses (a local start: embedded database, localhost base URL; set PUBLIC_BASE_URL or WEBHOOK_ALLOW_PRIVATE_TARGETS=0 to refuse them)',
       );
   } catch (err) {
     await closeAll();

@@ -41,7 +41,7 @@ function filesUnder(dir: string, prefix = ''): string[] {
  * 127.0.0.1:<PORT>, 4242 becomes a free port), the password pasted in step 2 is the one step 1
  * printed, and the directory is a fresh one whose entries link to the repository (so ./data and
  * the files the steps write start empty). Step 1's start command is the one README.md's first block
- * gives a newcomer (the block's `npm install` is not run: node_modules is linked), so a newcomer who
+ * gives a newcomer (its `npm install` is not run: node_modules is linked), so a newcomer who
  * started from the top is already running the walkthrough's service. After the last step, every
  * file the steps wrote is one the repository's .gitignore ignores (the secrets stay out of git).
  */
@@ -129,9 +129,10 @@ test('the README walkthrough runs command by command and the receiver prints the
   const start = steps[0].blocks.find((b) => b.kind === 'sh' && b.keepsRunning);
   assert.ok(start, 'step 1 starts the service');
   const startCommands = start.body.split('\n').filter((l) => l.trim() && !l.startsWith('#'));
+  assert.deepEqual(startCommands, ['npm start'], 'step 1 starts the service with npm start');
   assert.deepEqual(
     firstBlockCommands(readme),
-    ['npm install', ...startCommands],
+    ['npm install && npm start'],
     "README's first block installs and starts the service with step 1's command",
   );
 
