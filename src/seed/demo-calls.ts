@@ -1,4 +1,4 @@
-import type { FollowupDraft, ProcessedAnalysis } from '../domain/analysis.ts';
+import { emptyAnalysis, type FollowupDraft, type ProcessedAnalysis } from '../domain/analysis.ts';
 
 /**
  * The dozen calls of the first-run demo organization (a plumbing company in San Francisco). They
@@ -38,23 +38,7 @@ export const DEMO_COMPANY = { name: 'Demo Plumbing Co.', country: 'US', phone: '
 
 /** Every analysis field present (null when the call did not contain it), as the pipeline writes them. */
 export function fullAnalysis(a: Partial<ProcessedAnalysis>): ProcessedAnalysis {
-  return {
-    caller_name: null,
-    summary: null,
-    subject: null,
-    service_needed: null,
-    services_match: null,
-    lead_score: null,
-    preferred_date: null,
-    client_city: null,
-    client_address: null,
-    additional_details: null,
-    caller_location: null,
-    client_country: null,
-    counterparty_name: null,
-    proposal_items: null,
-    ...a,
-  };
+  return { ...emptyAnalysis(), ...a };
 }
 
 export const DEMO_CALLS: DemoCall[] = [

@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { verifyWebhook } from '../../sdk/src/webhooks/verify.ts';
+import { startWorkers } from '../../src/worker.ts';
+import { T0 } from './deps.ts';
 import { type FakeTwilio, startFakeTwilio } from './fake-twilio.ts';
 import { createHarness, type Harness } from './harness.ts';
 import { admin, bearer } from './http.ts';
@@ -199,4 +201,18 @@ export async function callbacksOf(t: TelephonyEnv, callId: string) {
     [callId],
   );
   return rows;
+}
+
+/**
+ * Runs body with the worker role started on t's service (processing jobs and the periodic jobs,
+ * checked every 5 real ms); always stops it and puts the fake clock back at T0.
+ */
+export async function withWorkers(t: TelephonyEnv, body: () => Promise<void>): Promise<void> {
+  const stop = await startWorkers(t.h.deps, { tickMs: 5, jobsPollIntervalMs: 5 });
+  try {
+    await body();
+  } finally {
+    await stop();
+    t.h.clock.set(T0);
+  }
 }

@@ -12,8 +12,6 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { enqueueStage } from '../../src/capture/jobs/enqueue.ts';
 import { MINUTE } from '../../src/clock.ts';
-import { startWorkers } from '../../src/worker.ts';
-import { T0 } from '../helpers/deps.ts';
 import { admin } from '../helpers/http.ts';
 import { settleDownloads, settleJobs } from '../helpers/jobs.ts';
 import { mp3 } from '../helpers/mp3.ts';
@@ -28,6 +26,7 @@ import {
   startTelephony,
   type TelephonyEnv,
   type TelephonyOrg,
+  withWorkers,
 } from '../helpers/telephony.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -38,17 +37,6 @@ before(async () => {
 after(async () => {
   await t.close();
 });
-
-/** Runs body with the worker role started (processing jobs, retention sweep); always stops it. */
-async function withWorkers(body: () => Promise<void>): Promise<void> {
-  const stop = await startWorkers(t.h.deps, { tickMs: 5, jobsPollIntervalMs: 5 });
-  try {
-    await body();
-  } finally {
-    await stop();
-    t.h.clock.set(T0);
-  }
-}
 
 const CONSENT = { enabled: true, text: 'This call is recorded. Press any key to refuse.' };
 const REFUSED_DETAIL = 'the caller refused the recording: not fetched, deleted at Twilio';
@@ -125,7 +113,7 @@ async function completedRecording(
 test('a refused call: a signed completed recording callback is answered 204, nothing is fetched or stored, the recording is deleted at Twilio', async () => {
   const org = await connectOrg(t, { ringTo: '+14155550980', consent: CONSENT });
   const { call, id } = await refusedCall(org, '+14155550181');
-  await withWorkers(async () => {
+  await withWorkers(t, async () => {
     const { rec, reply } = await completedRecording(call, id, org);
     assert.equal(reply.status, 204);
     assert.equal(reply.body, '');
@@ -208,7 +196,7 @@ test('a refused call: a signed completed recording callback is answered 204, not
 
 test('a caller who hangs up during the announcement: a recording callback is refused the same way (voicemail number)', async () => {
   const org = await connectOrg(t, { consent: CONSENT });
-  await withWorkers(async () => {
+  await withWorkers(t, async () => {
     const call = await t.fake.inboundCall({ from: '+14155550182', to: org.number, account: org.account });
     const id = await callIdOf(t, call.callSid);
     await call.hangup(2);
@@ -230,7 +218,7 @@ test('a caller who hangs up during the announcement: a recording callback is ref
 
 test('Twilio failing the deletion: the callback is still 204 and stores nothing; the retention sweep deletes the recording at Twilio within a minute', async () => {
   const org = await connectOrg(t, { ringTo: '+14155550979', consent: CONSENT });
-  await withWorkers(async () => {
+  await withWorkers(t, async () => {
     const { call, id } = await refusedCall(org, '+14155550183');
     t.fake.failRecordingDeletes = 500;
     let rec: Awaited<ReturnType<typeof completedRecording>>['rec'];
@@ -282,7 +270,7 @@ test('a download job queued before the refusal was known refuses the call: cance
       now: t.h.clock.now(),
     });
   });
-  await withWorkers(async () => {
+  await withWorkers(t, async () => {
     await waitFor(
       async () => (await downloadJobs(id))[0]?.state !== 'pending',
       'the worker to run the download job',

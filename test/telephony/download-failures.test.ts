@@ -15,8 +15,6 @@ import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { HOUR, MINUTE } from '../../src/clock.ts';
 import { MAX_RECORDING_BYTES } from '../../src/recordings/measure.ts';
-import { startWorkers } from '../../src/worker.ts';
-import { T0 } from '../helpers/deps.ts';
 import { admin } from '../helpers/http.ts';
 import { settleDownloads } from '../helpers/jobs.ts';
 import { mp3 } from '../helpers/mp3.ts';
@@ -29,6 +27,7 @@ import {
   startTelephony,
   type TelephonyEnv,
   type TelephonyOrg,
+  withWorkers,
 } from '../helpers/telephony.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -39,17 +38,6 @@ before(async () => {
 after(async () => {
   await t.close();
 });
-
-/** Runs body with the worker role started (jobs polled every 5 real ms); always stops it. */
-async function withWorkers(body: () => Promise<void>): Promise<void> {
-  const stop = await startWorkers(t.h.deps, { tickMs: 5, jobsPollIntervalMs: 5 });
-  try {
-    await body();
-  } finally {
-    await stop();
-    t.h.clock.set(T0);
-  }
-}
 
 interface DownloadJob {
   state: string;
@@ -109,7 +97,7 @@ test('a recording that is not an MP3 is fetched once: the download stage fails a
     audio: Buffer.from('<html><body><h1>503 Service Unavailable</h1></body></html>'),
     contentType: 'text/html',
   });
-  await withWorkers(async () => {
+  await withWorkers(t, async () => {
     const { id } = await callWithRecording(org, '+14155550191', rec);
     await waitFor(() => finalState(id), 'the download stage to finish', 10_000);
     const p = await processing(id);
@@ -157,7 +145,7 @@ test('a recording over the size limit is refused from its Content-Length: fetche
         })(),
       ),
   });
-  await withWorkers(async () => {
+  await withWorkers(t, async () => {
     const { id } = await callWithRecording(org, '+14155550192', rec);
     await waitFor(() => finalState(id), 'the download stage to finish', 10_000);
     const p = await processing(id);
@@ -190,7 +178,7 @@ test('Twilio answering 500 is retried by the durable job after its backoff, and 
     audio: audio.bytes,
   });
   const sid = rec.sid;
-  await withWorkers(async () => {
+  await withWorkers(t, async () => {
     t.fake.failRecordingDownloads = 500;
     let id = '';
     try {
