@@ -5,16 +5,22 @@
  * passes the signed-in user's scope cannot reach another organization's rows, whatever id it was
  * given — the area answers 404 as for a row that does not exist.
  *
- * Test mode (spec/api-v1-additions.md) adds the data environment (live | test) to this value, in
- * this one place.
+ * The data environment (spec/api-v1-additions.md, "Test mode") is part of the same value: every
+ * organization has two separate worlds, live and test, and a scope names exactly one of them. An
+ * area that filters on the scope filters on both fields, so a row of the other environment is
+ * as absent as another organization's.
  */
+export const ENVIRONMENTS = ['live', 'test'] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
 export interface TenantScope {
   readonly organizationId: string;
+  readonly environment: Environment;
 }
 
-/** The scope of one organization (a signed-in user's, an API key's). */
-export function tenantScope(organizationId: string): TenantScope {
-  return { organizationId };
+/** The scope of one organization's environment (a signed-in user's, an API key's); live unless told. */
+export function tenantScope(organizationId: string, environment: Environment = 'live'): TenantScope {
+  return { organizationId, environment };
 }
 
 /**
@@ -30,4 +36,9 @@ export type Scope = TenantScope | typeof ANY_TENANT;
 /** The organization a scope is limited to, or null for ANY_TENANT (the SQL: `$n::uuid IS NULL OR …`). */
 export function scopedOrganization(scope: Scope): string | null {
   return 'organizationId' in scope ? scope.organizationId : null;
+}
+
+/** The environment a scope is limited to, or null for ANY_TENANT (the SQL: `$n::text IS NULL OR …`). */
+export function scopedEnvironment(scope: Scope): Environment | null {
+  return 'environment' in scope ? scope.environment : null;
 }
