@@ -42,6 +42,21 @@ export function clientNetwork(ip: string): string {
   return `${prefix.map((g) => Number.parseInt(g, 16).toString(16)).join(':')}::/64`;
 }
 
+/** What a throttle counts: its buckets' name, its two caps a minute, and its name in the 429 message. */
+export interface ThrottleKind {
+  bucket: string;
+  perEmail: number;
+  perNetwork: number;
+  what: string;
+}
+
+export const SIGN_IN: ThrottleKind = {
+  bucket: 'consolelogin',
+  perEmail: LOGIN_ATTEMPTS_PER_EMAIL,
+  perNetwork: LOGIN_ATTEMPTS_PER_ADDRESS,
+  what: 'login attempts',
+};
+
 export interface LoginSlot {
   pairBucket: string;
   networkBucket: string;
@@ -75,22 +90,22 @@ SELECT EXISTS (SELECT 1 FROM pair) AS pair_ok, EXISTS (SELECT 1 FROM network) AS
  * Takes a login slot, or throws 429 RATE_LIMITED with Retry-After (seconds until the minute ends)
  * naming the cap that refused. Call before the password is checked.
  */
-export async function takeLoginSlot(q: Queryable, ip: string, email: string, now: Date): Promise<LoginSlot> {
+export async function takeLoginSlot(
+  q: Queryable,
+  ip: string,
+  email: string,
+  now: Date,
+  kind: ThrottleKind = SIGN_IN,
+): Promise<LoginSlot> {
   const network = clientNetwork(ip);
   const slot: LoginSlot = {
-    pairBucket: `consolelogin:${sha256Hex(`${network}\n${email.trim().toLowerCase()}`)}`,
-    networkBucket: `consoleloginnet:${network}`,
+    pairBucket: `${kind.bucket}:${sha256Hex(`${network}\n${email.trim().toLowerCase()}`)}`,
+    networkBucket: `${kind.bucket}net:${network}`,
     windowStart: windowStart(now),
   };
   const { rows } = await q.query<{ pair_ok: boolean; network_ok: boolean }>(
     TAKE_SLOT,
-    [
-      slot.pairBucket,
-      slot.networkBucket,
-      slot.windowStart,
-      LOGIN_ATTEMPTS_PER_EMAIL,
-      LOGIN_ATTEMPTS_PER_ADDRESS,
-    ],
+    [slot.pairBucket, slot.networkBucket, slot.windowStart, kind.perEmail, kind.perNetwork],
     { name: 'console_login_slot_v1' },
   );
   const r = rows[0];
@@ -100,9 +115,9 @@ export async function takeLoginSlot(q: Queryable, ip: string, email: string, now
     Math.ceil((slot.windowStart.getTime() + LOGIN_WINDOW_MS - now.getTime()) / 1000),
   );
   const which = r?.pair_ok
-    ? `from your address (at most ${LOGIN_ATTEMPTS_PER_ADDRESS} a minute)`
-    : `for this e-mail from your address (at most ${LOGIN_ATTEMPTS_PER_EMAIL} a minute)`;
-  throw new AppError('RATE_LIMITED', `Too many login attempts ${which}; retry in ${retryAfter} seconds.`, {
+    ? `from your address (at most ${kind.perNetwork} a minute)`
+    : `for this e-mail from your address (at most ${kind.perEmail} a minute)`;
+  throw new AppError('RATE_LIMITED', `Too many ${kind.what} ${which}; retry in ${retryAfter} seconds.`, {
     retryAfterSeconds: retryAfter,
   });
 }

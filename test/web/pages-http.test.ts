@@ -117,6 +117,25 @@ test('every page answer carries the security headers: pages, errors, 404s, asset
   assert.doesNotMatch(page.body, /style=|<style|<script>|\son[a-z]+=/i);
 });
 
+test('the service root leads to the web app, and a browser asking for /favicon.ico gets the app icon', async () => {
+  const root = await h.app.inject({ url: '/' });
+  assert.equal(root.statusCode, 302);
+  assert.equal(root.headers.location, '/app');
+  const app = await h.app.inject({ url: '/app' });
+  assert.equal(app.statusCode, 303);
+  assert.equal(app.headers.location, '/app/calls');
+  const ico = await h.app.inject({ url: '/favicon.ico' });
+  assert.equal(ico.statusCode, 301);
+  assert.equal(ico.headers.location, '/app/assets/favicon.svg');
+  const svg = await h.app.inject({ url: '/app/assets/favicon.svg' });
+  assert.equal(svg.statusCode, 200);
+  assert.equal(svg.headers['content-type'], 'image/svg+xml');
+  assert.match(svg.body, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+  const login = await h.app.inject({ url: '/app/login' });
+  assert.match(login.body, /<link rel="icon" href="\/app\/assets\/favicon\.svg" type="image\/svg\+xml"\/>/);
+  assert.match(login.body, /<a href="\/app\/forgot-password">Forgot your password\?<\/a>/);
+});
+
 test('under /app/api an unknown route keeps the JSON error shape', async () => {
   const res = await h.app.inject({ url: '/app/api/nothing' });
   assert.equal(res.statusCode, 404);

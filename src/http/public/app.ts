@@ -37,5 +37,11 @@ export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(consoleRoutes(deps), { prefix: '/app' });
   await app.register(pagesRoutes(deps), { prefix: '/app' });
   await app.register(telephonyRoutes(deps), { prefix: '/telephony/twilio' });
+  // A person who types the service's address lands in the web app; a browser's default icon request
+  // gets the app's icon.
+  app.get('/', async (_req, reply) => reply.redirect('/app', 302));
+  app.get('/favicon.ico', async (_req, reply) =>
+    reply.header('cache-control', 'public, max-age=86400').redirect('/app/assets/favicon.svg', 301),
+  );
   return app;
 }

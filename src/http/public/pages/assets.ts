@@ -11,8 +11,16 @@ import { setSecurityHeaders } from './kit/security.ts';
 const TYPES: Record<string, string> = {
   css: 'text/css; charset=utf-8',
   js: 'text/javascript; charset=utf-8',
+  svg: 'image/svg+xml',
 };
-export const ASSET_FILES = ['app.css', 'app.js', 'copy.js', 'confirm.js', 'countdown.js'] as const;
+export const ASSET_FILES = [
+  'app.css',
+  'app.js',
+  'copy.js',
+  'confirm.js',
+  'countdown.js',
+  'favicon.svg',
+] as const;
 
 export function assetRoutes(): FastifyPluginAsync {
   const dir = join(import.meta.dirname, 'assets');

@@ -13,6 +13,7 @@ import { csrfCheck, pageGuard, seeOther } from './kit/guard.ts';
 import { HOME } from './kit/next-path.ts';
 import { loginPages } from './session/login.ts';
 import { logoutPage } from './session/logout.ts';
+import { passwordResetPages } from './session/password-reset.ts';
 import { integrationsPages } from './settings/integrations.ts';
 import { organizationPages } from './settings/organization.ts';
 import { webhookPages } from './settings/webhooks.ts';
@@ -45,6 +46,7 @@ export function pagesRoutes(deps: Deps): FastifyPluginAsync {
     app.setNotFoundHandler(pageNotFound(deps));
     await app.register(assetRoutes());
     await app.register(loginPages(deps));
+    await app.register(passwordResetPages(deps));
     app.get('/', async (_req, reply) => seeOther(reply, HOME));
     await app.register(async (authed) => {
       authed.addHook('onRequest', pageGuard(deps));

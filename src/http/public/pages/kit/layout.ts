@@ -41,6 +41,7 @@ function Layout(p: PageOptions): VNode {
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <title>${p.title} · Call Capture</title>
+      <link rel="icon" href="/app/assets/favicon.svg" type="image/svg+xml" />
       <link rel="stylesheet" href="/app/assets/app.css" />
       <script type="module" src="/app/assets/app.js"></script>
     </head>

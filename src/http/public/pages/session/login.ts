@@ -11,6 +11,9 @@ import { CSRF_FIELD, loadPageUser, seeOther } from '../kit/guard.ts';
 import { html } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
 import { safeNext } from '../kit/next-path.ts';
+import { doneNotice } from '../kit/notices.ts';
+
+const DONE = { password_reset: 'Your password was changed. Sign in with your new password.' } as const;
 
 /**
  * The sign-in form has no session to bind a CSRF token to, so it uses a double-submit token: a
@@ -39,6 +42,7 @@ function LoginForm(p: { next: string; email: string; token: string }) {
       <input type="password" id="password" name="password" autocomplete="current-password" required />
     </div>
     <div><button type="submit">Sign in</button></div>
+    <p><a href="/app/forgot-password">Forgot your password?</a></p>
   </form>`;
 }
 
@@ -70,7 +74,7 @@ export function loginPages(deps: Deps): FastifyPluginAsync {
       const next = safeNext(req.query.next);
       // Already signed in: straight on to the page asked for.
       if (await loadPageUser(deps, req)) return seeOther(reply, next);
-      return showLogin(deps, req, reply, { next });
+      return showLogin(deps, req, reply, { next, notice: doneNotice(req, DONE) ?? undefined });
     });
 
     app.post('/login', async (req, reply) => {
