@@ -233,6 +233,15 @@ test('the call page shows the call, plays and seeks its recording over Range req
   assert.match((await page.locator('main').textContent()) ?? '', /Lead score8 out of 10/);
   assert.equal(await page.getByRole('button', { name: 'Copy e-mail text' }).isVisible(), true);
   assert.match((await page.locator('#draft-body').textContent()) ?? '', /We will be there tomorrow at nine/);
+  // Copying is said in a polite live region too, so a screen reader announces it.
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+  await page.getByRole('button', { name: 'Copy e-mail text' }).click();
+  await page.locator('#copy-status').filter({ hasText: 'Copied' }).waitFor();
+  assert.equal(await page.getAttribute('#copy-status', 'role'), 'status');
+  assert.match(
+    await page.evaluate(() => navigator.clipboard.readText()),
+    /We will be there tomorrow at nine/,
+  );
   assert.match((await page.locator('main').textContent()) ?? '', /Leaks: leaking/);
 
   // Play, then seek to 40 s: the player asks for a byte range and the download answers 206.
@@ -412,6 +421,25 @@ test('erase a call: the confirmation says what is lost, then the call is gone', 
   const gone = await page.goto(`${origin}/app/calls/${ids.erase}`);
   assert.equal(gone?.status(), 404);
   await page.context().close();
+});
+
+test('on a phone every cell of the calls list keeps its column name; the organization number is spelt nationally', async () => {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  const page = await context.newPage();
+  await signIn(page, origin, email);
+  const cell = page.locator('table.calls tbody tr').first().locator('td[data-label="Number"]');
+  assert.equal(await cell.textContent(), '(415) 555-0100');
+  const before = (label: string) =>
+    page
+      .locator(`table.calls tbody tr:first-child td[data-label="${label}"]`)
+      .evaluate((td) => getComputedStyle(td, '::before').content);
+  for (const label of ['When', 'Customer', 'Direction', 'Number', 'Duration', 'CRM status', 'Review']) {
+    assert.notEqual(await before(label), 'none', label);
+  }
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 390);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  assert.equal(await before('When'), 'none');
+  await context.close();
 });
 
 test('with JavaScript off the call page reads, the copy buttons stay hidden, and forms still post', async () => {

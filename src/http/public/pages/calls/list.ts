@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { listCalls } from '../../../../capture/call-list.ts';
 import type { Deps } from '../../../../deps.ts';
 import type { CallViewRow } from '../../../../domain/call-view.ts';
+import { normalizePhone } from '../../../../domain/phone.ts';
 import { CRM_STATUSES, DIRECTIONS } from '../../../../domain/values.ts';
 import { AppError } from '../../../../errors.ts';
 import { type ListCallsFilter, readListCallsQuery } from '../../api-v1/calls-params.ts';
@@ -86,6 +87,10 @@ const customerOf = (r: CallViewRow): string =>
   r.customer_phone_e164 ??
   'Unknown caller';
 
+/** The organization's number the call went through, spelt like the customer's: (415) 555-0100. */
+const companyNumber = (e164: string | null): string =>
+  e164 === null ? '—' : (normalizePhone(e164)?.national ?? e164);
+
 function CallsTable({ rows }: { rows: CallViewRow[] }): VNode {
   return html`<table class="calls">
     <caption class="muted">Newest first</caption>
@@ -103,17 +108,17 @@ function CallsTable({ rows }: { rows: CallViewRow[] }): VNode {
     <tbody>
       ${rows.map(
         (r) => html`<tr>
-          <td><a href=${`/app/calls/${r.id}`}><${Time} at=${r.created_at} /></a></td>
-          <td>${customerOf(r)}${
+          <td data-label="When"><a href=${`/app/calls/${r.id}`}><${Time} at=${r.created_at} /></a></td>
+          <td data-label="Customer">${customerOf(r)}${
             r.customer_phone_e164 && customerOf(r) !== r.customer_phone_national
               ? html`<br /><span class="muted">${r.customer_phone_national ?? r.customer_phone_e164}</span>`
               : null
           }</td>
-          <td>${words(r.direction)}</td>
-          <td>${r.company_phone_e164 ?? '—'}</td>
-          <td>${formatDuration(r.duration === null ? null : Number(r.duration))}</td>
-          <td>${words(r.crm_status)}</td>
-          <td>${r.review_status ? words(r.review_status) : '—'}</td>
+          <td data-label="Direction">${words(r.direction)}</td>
+          <td data-label="Number">${companyNumber(r.company_phone_e164)}</td>
+          <td data-label="Duration">${formatDuration(r.duration === null ? null : Number(r.duration))}</td>
+          <td data-label="CRM status">${words(r.crm_status)}</td>
+          <td data-label="Review">${r.review_status ? words(r.review_status) : '—'}</td>
         </tr>`,
       )}
     </tbody>
