@@ -203,7 +203,16 @@ test('the calls list: newest first, filters by direction, status, dates and phon
 
   const bad = await page.goto(`${origin}/app/calls?phone=ab`);
   assert.equal(bad?.status(), 400);
-  assert.match((await page.getByRole('alert').textContent()) ?? '', /filter "phone"/);
+  assert.equal(
+    (await page.getByRole('alert').textContent())?.trim(),
+    '"Phone number" needs at least 3 digits. Spaces, dashes, dots, brackets and a leading + are fine; letters are not.',
+  );
+  const swapped = await page.goto(`${origin}/app/calls?dateFrom=2026-06-13&dateTo=2026-06-12`);
+  assert.equal(swapped?.status(), 400);
+  assert.equal(
+    (await page.getByRole('alert').textContent())?.trim(),
+    '"From (date)" is after "To (date)". Pick a first day on or before the last one.',
+  );
   await checkA11y(page, 'calls list with a refused filter');
   assertHeaders(docs);
   assert.deepEqual(csp, []);

@@ -274,6 +274,7 @@ test('the calls list reads the session with its user, then its calls: two querie
     seen.length = 0;
     const bad = await app.inject({ url: '/app/calls?dateFrom=yesterday', headers: { cookie } });
     assert.equal(bad.statusCode, 400);
+    assert.match(bad.body, /(&quot;|")From \(date\)(&quot;|") is not a day\. Pick one such as 2026-06-15\./);
     assert.equal(seen.length, 1);
     // The list fails: its error is the page's, shown to the signed-in user.
     fail = true;

@@ -140,12 +140,28 @@ function readListRequest(url: string): ListRequest {
     return { filters, page, filter: readListCallsQuery(`/?${query}`), notice: null };
   } catch (err) {
     if (!(err instanceof AppError) || err.code !== 'BAD_REQUEST') throw err;
-    return {
-      filters,
-      page,
-      filter: null,
-      notice: { kind: 'error', text: err.message.replace(/query parameter /gi, 'filter ') },
-    };
+    return { filters, page, filter: null, notice: { kind: 'error', text: refusalInWords(err) } };
+  }
+}
+
+/** Why a filter is refused, in the words of the form (the REST message names query parameters). */
+function refusalInWords(err: AppError): string {
+  switch (err.param) {
+    case 'dateFrom':
+    case 'dateTo':
+      return / is after /.test(err.message)
+        ? '"From (date)" is after "To (date)". Pick a first day on or before the last one.'
+        : `"${err.param === 'dateFrom' ? 'From' : 'To'} (date)" is not a day. Pick one such as 2026-06-15.`;
+    case 'phone':
+      return '"Phone number" needs at least 3 digits. Spaces, dashes, dots, brackets and a leading + are fine; letters are not.';
+    case 'direction':
+      return 'Choose a direction from the list.';
+    case 'status':
+      return 'Choose a CRM status from the list.';
+    case 'page':
+      return 'There is no such page of calls. Start again from the first page.';
+    default:
+      return 'These filters cannot be used. Clear them and try again.';
   }
 }
 
