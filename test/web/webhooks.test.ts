@@ -247,6 +247,14 @@ test('a subscription from creation to re-verification: handshake, test, rotation
   assert.ok(overflow <= 0, `the page is ${overflow} px wider than a phone screen`);
   await checkA11y(page, 'subscription page on a phone');
   await screenshot(page, 'webhook-subscription-phone');
+  // Nor on the narrowest phones (320 px): the subscription, its delete confirmation (a long receiver
+  // URL), the integrations page (its event-type checkboxes).
+  await page.setViewportSize({ width: 320, height: 800 });
+  for (const path of [pagePath, `${pagePath}/delete`, '/app/settings/integrations']) {
+    await page.goto(`${origin}${path}`);
+    const wider = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.equal(wider, 0, `${path} is ${wider} px wider than a 320 px screen`);
+  }
   assert.deepEqual(csp, []);
   await page.context().close();
 
