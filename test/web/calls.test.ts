@@ -232,7 +232,7 @@ test('the call page shows the call, plays and seeks its recording over Range req
   await page.goto(`${origin}/app/calls/${ids.full}`);
   assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Call from Maria Lopez');
   const facts = (await page.locator('dl.facts').first().textContent()) ?? '';
-  assert.match(facts, /Came in on\+14155550100/);
+  assert.match(facts, /Came in on\(415\) 555-0100/);
   assert.match(facts, /Inbound \(the customer called\)/);
   assert.match(facts, /1 min 0 s/);
   assert.match(facts, /2026-06-14 09:30 UTC/);
@@ -303,6 +303,9 @@ test('an outbound call shows its lifecycle as a timeline and its recording state
       'Ended: The customer did not answer',
     ],
   );
+  // An ending before the conversation is not drawn in the success colour.
+  const colour = (sel: string) => page.locator(sel).evaluate((el) => getComputedStyle(el).color);
+  assert.equal(await colour('ol.timeline li.ended'), 'rgb(164, 14, 38)');
   assert.match(
     (await page.locator('main').textContent()) ?? '',
     /Never captured No conversation was recorded/,

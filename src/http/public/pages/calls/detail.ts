@@ -10,6 +10,7 @@ import { readTranscript } from '../../../../capture/transcript-text.ts';
 import type { Deps } from '../../../../deps.ts';
 import { canonicalAnalysis, type ProposalItem } from '../../../../domain/analysis.ts';
 import { followupEmailView } from '../../../../domain/call-view.ts';
+import { normalizePhone } from '../../../../domain/phone.ts';
 import { recordingAvailability } from '../../../../domain/recording-availability.ts';
 import { CRM_STATUSES, REVIEW_STATUSES } from '../../../../domain/values.ts';
 import { mintRecordingLink, REST_LINK_TTL_MS } from '../../../../recordings/links.ts';
@@ -86,7 +87,14 @@ export const callPath = (id: string) => `/app/calls/${id}`;
 export function customerName(c: CallPageRow): string {
   const fromAnalysis =
     c.analysis && typeof c.analysis.caller_name === 'string' ? c.analysis.caller_name : null;
-  return c.caller_name ?? fromAnalysis ?? 'Unknown caller';
+  // A call without a name is the customer's number (an outbound call always has one), not "Unknown caller".
+  return (
+    c.caller_name ??
+    fromAnalysis ??
+    c.customer_phone_national ??
+    c.customer_phone_e164 ??
+    (c.direction === 'inbound' ? 'Unknown caller' : 'Unknown number')
+  );
 }
 
 function Facts({ c }: { c: CallPageRow }): VNode {
@@ -94,7 +102,11 @@ function Facts({ c }: { c: CallPageRow }): VNode {
   return html`<dl class="facts">
     <dt>${inbound ? 'Caller' : 'Customer'}</dt>
     <dd>
-      ${customerName(c)}<br />
+      ${
+        customerName(c) === (c.customer_phone_national ?? c.customer_phone_e164)
+          ? null
+          : html`${customerName(c)}<br />`
+      }
       ${
         c.customer_phone_e164
           ? html`<span>${c.customer_phone_national ?? c.customer_phone_e164}</span>
@@ -107,7 +119,7 @@ function Facts({ c }: { c: CallPageRow }): VNode {
     <dt>Direction</dt>
     <dd>${inbound ? 'Inbound (the customer called)' : 'Outbound (we called the customer)'}</dd>
     <dt>${inbound ? 'Came in on' : 'Went out from'}</dt>
-    <dd>${c.company_phone_e164 ?? 'Not recorded'}</dd>
+    <dd>${c.company_phone_e164 === null ? 'Not recorded' : (normalizePhone(c.company_phone_e164)?.national ?? c.company_phone_e164)}</dd>
     ${!inbound && c.agent_email ? html`<dt>Agent</dt><dd>${c.agent_email}</dd>` : null}
     <dt>Duration</dt>
     <dd>${c.duration === null ? 'Not known (no recording measured)' : formatDuration(Number(c.duration))}</dd>
@@ -282,7 +294,7 @@ function Lifecycle({ c, steps }: { c: CallPageRow; steps: CallStep[] }): VNode {
       })}
       ${
         onPath < 0
-          ? html`<li class="reached current">
+          ? html`<li class="reached current ended">
               Ended: ${LIFECYCLE_LABELS[state] ?? words(state)}${c.failure_reason ? ` (${c.failure_reason})` : ''}
             </li>`
           : null
