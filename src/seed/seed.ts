@@ -177,7 +177,7 @@ async function insertDemoCall(
     [
       c.id,
       d.orgId,
-      c.transcript ?? null,
+      c.transcript === undefined ? null : oneTurnPerLine(c.transcript),
       analysis.detected_language ?? null,
       JSON.stringify(analysis),
       c.followup ? JSON.stringify(c.followup) : null,
@@ -185,3 +185,7 @@ async function insertDemoCall(
     ],
   );
 }
+
+/** A demo script, written as one line in demo-calls.ts, stored as the pipeline stores transcripts: one turn per line. */
+export const oneTurnPerLine = (script: string): string =>
+  script.replace(/ (?=(?:Agent|Agente|Caller|Customer|Cliente|Voicemail): )/g, '\n');

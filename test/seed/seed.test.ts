@@ -172,6 +172,9 @@ test('processed demo calls have an analysis with every field, some with a follow
   for (const r of rows) {
     assert.equal(r.processing_state, 'processed');
     assert.ok(r.transcript_original);
+    // One turn per line, as the pipeline stores transcripts: the call page shows the speakers apart.
+    for (const line of r.transcript_original.split('\n'))
+      assert.match(line, /^(Agent|Agente|Caller|Customer|Cliente|Voicemail): \S/);
     for (const f of [
       'caller_name',
       'summary',
