@@ -1,8 +1,9 @@
 import type { Queryable } from '../db/types.ts';
+import type { CallRowFacts } from '../domain/call-view.ts';
 import { FAILED_OUTBOUND_STATES } from '../domain/outbound-lifecycle.ts';
 import type { RecordingFacts } from '../domain/recording-availability.ts';
 import type { TenantScope } from '../domain/tenant.ts';
-import type { CrmStatus, Direction, OutboundLifecycle, ReviewStatus } from '../domain/values.ts';
+import type { OutboundLifecycle } from '../domain/values.ts';
 import { notFound } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import { type CallSetup, type CallSetupRow, callSetupColumns, callSetupOf } from './telephony/call-setup.ts';
@@ -16,19 +17,12 @@ import { type CallSetup, type CallSetupRow, callSetupColumns, callSetupOf } from
  * like in the REST API.
  */
 
-/** One call of the organization with its analysis and transcript, as the call page shows it. */
-export interface CallPageRow {
-  id: string;
-  direction: Direction;
-  caller_phone: string;
-  customer_phone_e164: string | null;
-  customer_phone_national: string | null;
-  company_phone_e164: string | null;
-  caller_name: string | null;
-  duration: number | null;
-  crm_status: CrmStatus;
-  review_status: ReviewStatus | null;
-  outbound_lifecycle: OutboundLifecycle | null;
+/**
+ * One call of the organization with its analysis and transcript, as the call page shows it: the
+ * facts every read model of a call shows (domain/call-view.ts CallRowFacts, beside the REST API's
+ * CallViewRow), and what only the page shows.
+ */
+export interface CallPageRow extends CallRowFacts {
   failure_reason: string | null;
   recording_state: RecordingFacts['recordingState'];
   recording_mode: RecordingFacts['recordingMode'];
@@ -41,11 +35,8 @@ export interface CallPageRow {
   created_at: Date;
   entitlement: string;
   agent_email: string | null;
-  has_analysis: boolean;
   analysis: Record<string, unknown> | null;
   transcript_original: string | null;
-  analysis_language: string | null;
-  followup_email: unknown;
 }
 
 export const CALL_NOT_FOUND = 'No call with this id exists in your organization.';
