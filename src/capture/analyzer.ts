@@ -31,8 +31,6 @@ import { contentSentences, nothingSaid, readTranscript } from './transcript-text
  * the same interface and is handed to the processing jobs (deps.capture.analysis) instead. Its input
  * and result are the providers' contract (src/domain/capture-providers.ts).
  */
-export type { AnalyzerInput, AnalyzerResult };
-
 export interface Analyzer {
   analyze(input: AnalyzerInput): Promise<AnalyzerResult>;
 }

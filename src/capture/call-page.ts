@@ -1,7 +1,9 @@
 import type { Queryable } from '../db/types.ts';
+import type { CallRowFacts } from '../domain/call-view.ts';
+import { FAILED_OUTBOUND_STATES } from '../domain/outbound-lifecycle.ts';
 import type { RecordingFacts } from '../domain/recording-availability.ts';
 import type { TenantScope } from '../domain/tenant.ts';
-import type { CrmStatus, Direction, OutboundLifecycle, ReviewStatus } from '../domain/values.ts';
+import type { OutboundLifecycle } from '../domain/values.ts';
 import { notFound } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 import { type CallSetup, type CallSetupRow, callSetupColumns, callSetupOf } from './telephony/call-setup.ts';
@@ -9,24 +11,18 @@ import { type CallSetup, type CallSetupRow, callSetupColumns, callSetupOf } from
 /**
  * The web app's call page as a read model (/app/calls/{id}): one call of an organization with its
  * analysis and transcript, what happened to it (the outbound attempt's dated steps, the keyword
- * trackers that matched) and the click-to-call setup of the signed-in user — read in ONE statement.
+ * trackers that matched: columns of the call's row, never the webhook envelopes in `events`) and the
+ * click-to-call setup of the signed-in user — read in ONE statement.
  * Every read takes the organization: erased calls and calls of other organizations are "not found",
  * like in the REST API.
  */
 
-/** One call of the organization with its analysis and transcript, as the call page shows it. */
-export interface CallPageRow {
-  id: string;
-  direction: Direction;
-  caller_phone: string;
-  customer_phone_e164: string | null;
-  customer_phone_national: string | null;
-  company_phone_e164: string | null;
-  caller_name: string | null;
-  duration: number | null;
-  crm_status: CrmStatus;
-  review_status: ReviewStatus | null;
-  outbound_lifecycle: OutboundLifecycle | null;
+/**
+ * One call of the organization with its analysis and transcript, as the call page shows it: the
+ * facts every read model of a call shows (domain/call-view.ts CallRowFacts, beside the REST API's
+ * CallViewRow), and what only the page shows.
+ */
+export interface CallPageRow extends CallRowFacts {
   failure_reason: string | null;
   recording_state: RecordingFacts['recordingState'];
   recording_mode: RecordingFacts['recordingMode'];
@@ -39,18 +35,15 @@ export interface CallPageRow {
   created_at: Date;
   entitlement: string;
   agent_email: string | null;
-  has_analysis: boolean;
   analysis: Record<string, unknown> | null;
   transcript_original: string | null;
-  analysis_language: string | null;
-  followup_email: unknown;
 }
 
 export const CALL_NOT_FOUND = 'No call with this id exists in your organization.';
 
 /** One dated step of an outbound call's attempt, as the page tells it. */
 export type CallStep =
-  | { kind: 'attempted'; at: Date; lifecycle: string | null }
+  | { kind: 'attempted'; at: Date; lifecycle: OutboundLifecycle }
   | { kind: 'failed'; at: Date }
   | { kind: 'repaired'; at: Date };
 
@@ -109,21 +102,18 @@ export const recordingFactsOf = (c: CallPageRow): RecordingFacts => ({
   erased: false,
 });
 
-/** The facts the page tells (each from the event that made it true, in the transaction that did). */
-const STEP_EVENTS = ['call.outbound.attempted', 'call.failed', 'call.outbound.lifecycle_repaired'];
-const PAGE_EVENT_TYPES = [...STEP_EVENTS, 'call.tracker.matched'];
-
-interface EventRow {
-  event_type: string;
-  created_at: string | Date;
-  body: string;
+/** What the call's own row says happened to it, beyond the page row: the timeline's columns. */
+interface TimelineRow {
+  outbound_ended_at: Date | null;
+  outbound_repaired_at: Date | null;
+  tracker_matches: unknown;
 }
 
 /**
- * The whole call page in one round trip: the call, its events of PAGE_EVENT_TYPES (oldest first; a
- * repair before the attempt it emits in the same instant, which the event ids would not order)
- * and the user's click-to-call setup (capture/telephony/call-setup.ts). A 404 for an unknown,
- * erased or other organization's call.
+ * The whole call page in one round trip: the call, its timeline columns (written by the
+ * statements that changed the call: capture/lifecycle.ts, capture/completion.ts) and the user's
+ * click-to-call setup (capture/telephony/call-setup.ts). A 404 for an unknown, erased or other
+ * organization's call.
  */
 export async function readCallPage(
   q: Queryable,
@@ -132,62 +122,63 @@ export async function readCallPage(
   userId: string,
 ): Promise<CallPage> {
   if (!isUuid(id)) throw notFound(CALL_NOT_FOUND);
-  const { rows } = await q.query<CallPageRow & CallSetupRow & { page_events: EventRow[] | null }>(
-    `SELECT ${CALL_COLUMNS},
-            (SELECT json_agg(json_build_object('event_type', e.event_type, 'created_at', e.created_at, 'body', e.body)
-                             ORDER BY e.created_at, e.event_type <> 'call.outbound.lifecycle_repaired', e.id)
-               FROM events e
-              WHERE e.call_id = c.id AND e.organization_id = c.organization_id
-                AND e.event_type = ANY($4::text[])) AS page_events,
+  const { rows } = await q.query<CallPageRow & TimelineRow & CallSetupRow>(
+    `SELECT ${CALL_COLUMNS}, c.outbound_ended_at, c.outbound_repaired_at, c.tracker_matches,
             ${callSetupColumns('$2', '$3', 'c.customer_phone_e164 IS NOT NULL')}
        ${CALL_FROM}`,
-    [id.toLowerCase(), scope.organizationId, userId, PAGE_EVENT_TYPES],
-    { name: 'pages_call_page_v1' },
+    [id.toLowerCase(), scope.organizationId, userId],
+    { name: 'pages_call_page_v2' },
   );
   const row = rows[0];
   if (!row) throw notFound(CALL_NOT_FOUND);
-  const { page_events, setup_account, setup_country, setup_numbers, setup_last_agent_phone, ...call } = row;
-  const events = (page_events ?? []).flatMap((e) => {
-    const data = eventData(e.body);
-    return data ? [{ type: e.event_type, at: new Date(e.created_at), data }] : [];
-  });
+  const {
+    outbound_ended_at,
+    outbound_repaired_at,
+    tracker_matches,
+    setup_account,
+    setup_country,
+    setup_numbers,
+    setup_last_agent_phone,
+    ...call
+  } = row;
   return {
     call,
-    steps: events.filter((e) => STEP_EVENTS.includes(e.type)).map(stepOf),
-    trackerMatches: events.filter((e) => e.type === 'call.tracker.matched').flatMap((e) => matchesOf(e.data)),
+    steps: outboundSteps(call.outbound_lifecycle, outbound_ended_at, outbound_repaired_at),
+    trackerMatches: trackerMatchesOf(tracker_matches),
     setup: callSetupOf({ setup_account, setup_country, setup_numbers, setup_last_agent_phone }),
   };
 }
 
 /**
- * The data of a stored event (the outbox keeps the exact bytes it signs: the envelope
- * {id, type, created_at, data}); what the page needs of it is read here, next to the builders
- * (webhooks/outbox/event-data/), so the page itself never sees the webhook payload's shape. An
- * unreadable body shows nothing rather than failing the page.
+ * The outbound attempt's dated steps from the call's columns. The lifecycle table
+ * (domain/outbound-lifecycle.ts) allows one move out of a final state, the repair agent_only →
+ * completed, so two instants tell it all: the attempt ended (in agent_only when it was repaired
+ * since, else in the current state; a failed state is also reported as failed at that instant), and
+ * the repair (told before the second attempt it makes, at the same instant).
  */
-function eventData(body: string): Record<string, unknown> | null {
-  try {
-    const env = JSON.parse(body) as { data?: unknown };
-    return env.data && typeof env.data === 'object' ? (env.data as Record<string, unknown>) : null;
-  } catch {
-    return null;
+export function outboundSteps(
+  lifecycle: OutboundLifecycle | null,
+  endedAt: Date | null,
+  repairedAt: Date | null,
+): CallStep[] {
+  if (!endedAt || !lifecycle) return [];
+  const first: OutboundLifecycle = repairedAt ? 'agent_only' : lifecycle;
+  const steps: CallStep[] = [{ kind: 'attempted', at: endedAt, lifecycle: first }];
+  if (FAILED_OUTBOUND_STATES.has(first)) steps.push({ kind: 'failed', at: endedAt });
+  if (repairedAt) {
+    steps.push({ kind: 'repaired', at: repairedAt }, { kind: 'attempted', at: repairedAt, lifecycle });
   }
-}
-
-function stepOf(e: { type: string; at: Date; data: Record<string, unknown> }): CallStep {
-  if (e.type === 'call.outbound.lifecycle_repaired') return { kind: 'repaired', at: e.at };
-  if (e.type === 'call.failed') return { kind: 'failed', at: e.at };
-  const lifecycle = e.data.outbound_lifecycle;
-  return { kind: 'attempted', at: e.at, lifecycle: typeof lifecycle === 'string' ? lifecycle : null };
+  return steps;
 }
 
 const strings = (v: unknown): string[] =>
   Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : [];
 
-function matchesOf(data: Record<string, unknown>): CallTrackerMatch[] {
-  const matches = Array.isArray(data.matches) ? (data.matches as Record<string, unknown>[]) : [];
+/** calls.tracker_matches (jsonb, as completion stored it: [{tracker_id, name, matched_terms, excerpts}]). */
+function trackerMatchesOf(v: unknown): CallTrackerMatch[] {
+  const matches = Array.isArray(v) ? (v as unknown[]) : [];
   return matches
-    .filter((m) => m && typeof m === 'object')
+    .filter((m): m is Record<string, unknown> => m !== null && typeof m === 'object')
     .map((m) => ({
       name: String(m.name ?? 'Tracker'),
       matchedTerms: strings(m.matched_terms),

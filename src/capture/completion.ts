@@ -117,7 +117,12 @@ export async function completeIfReady(
   const matches = matchTrackers(trackerText(stored, analysis), await loadTrackers(tx, call.organization_id));
   if (matches.length) await emit('call.tracker.matched', trackerMatchedData(call.id, matches));
 
-  await tx.query('UPDATE calls SET completion_emitted_at = $2 WHERE id = $1', [call.id, now]);
+  // The matches stay on the call for its page (capture/call-page.ts), written with the completion mark.
+  await tx.query('UPDATE calls SET completion_emitted_at = $2, tracker_matches = $3 WHERE id = $1', [
+    call.id,
+    now,
+    JSON.stringify(matches),
+  ]);
   // Done here (a recording settled, or the analysis stage): the complete stage has nothing left to do.
   await markCompletionDone(tx, call.id, now);
   return true;

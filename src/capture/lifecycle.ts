@@ -79,7 +79,8 @@ async function attemptData(tx: Queryable, call: IngestCall, state: OutboundLifec
 /**
  * One move of the outbound lifecycle the table allowed (transitionOutbound's effects), inside the
  * caller's transaction with the call locked: the state, failure_reason (kept only for a failed
- * state), the recording that can no longer be captured, and the events the effects name. Shared by
+ * state), the recording that can no longer be captured, when the attempt first ended and when it
+ * was repaired (the call page's timeline, capture/call-page.ts), and the events the effects name. Shared by
  * the operator route and the telephony adapters.
  */
 export async function applyOutboundMove(
@@ -95,9 +96,19 @@ export async function applyOutboundMove(
     `UPDATE calls SET outbound_lifecycle = $2, failure_reason = $3,
             recording_state = CASE WHEN $4::boolean AND recording_state IN ('pending', 'refused')
                                    THEN 'not_captured' ELSE recording_state END,
+            outbound_ended_at = CASE WHEN $6::boolean THEN coalesce(outbound_ended_at, $5) ELSE outbound_ended_at END,
+            outbound_repaired_at = CASE WHEN $7::boolean THEN $5 ELSE outbound_repaired_at END,
             updated_at = $5
       WHERE id = $1`,
-    [call.id, to, effects.failed ? failureReason : null, effects.recordingNotCaptured, now],
+    [
+      call.id,
+      to,
+      effects.failed ? failureReason : null,
+      effects.recordingNotCaptured,
+      now,
+      effects.attempted,
+      effects.repaired,
+    ],
   );
   const emit = (eventType: string, factKey: string, data: Record<string, unknown>) =>
     emitEvent(tx, {

@@ -1,4 +1,5 @@
 import { open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { boundEnd, boundStart, parseDateParam } from '../domain/date-param.ts';
 import { CliError } from './admin-client.ts';
 import type { CliIo } from './command.ts';
 import { Progress } from './progress.ts';
@@ -125,15 +126,15 @@ export const csvRow = (c: CallItem): string =>
   CSV_COLUMNS.map(([, get]) => csvField(get(c))).join(',') + CRLF;
 export const jsonLine = (c: CallItem): string => `${JSON.stringify(c)}\n`;
 
-/** The instant a dateFrom/dateTo value stands for, as the API reads it (a date is a whole UTC day). */
+/**
+ * The instant a dateFrom/dateTo value stands for, read by the API's own parser (domain/date-param.ts:
+ * a date is a whole UTC day; a date-time needs a zone; 2026-02-31 is no date), so the CLI refuses
+ * what the API would refuse before it asks.
+ */
 export function boundMs(value: string, end: boolean): number | null {
-  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
-    const start = Date.parse(`${value}T00:00:00.000Z`);
-    if (Number.isNaN(start)) return null;
-    return end ? start + 86_400_000 - 1 : start;
-  }
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? null : ms;
+  const b = parseDateParam(value);
+  if (!b) return null;
+  return (end ? boundEnd(b) : boundStart(b)).getTime();
 }
 
 const statePath = (output: string) => `${output}.export-state.json`;

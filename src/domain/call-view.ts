@@ -5,8 +5,11 @@
  */
 import type { CrmStatus, Direction, OutboundLifecycle, ReviewStatus } from './values.ts';
 
-/** One row of calls LEFT JOIN call_analyses, with only the allowlisted analysis keys extracted. */
-export interface CallViewRow {
+/**
+ * The columns of a call every read model of it shows (the REST API's CallViewRow below, the web app's
+ * call page row in capture/call-page.ts): calls LEFT JOIN call_analyses, declared once.
+ */
+export interface CallRowFacts {
   id: string;
   direction: Direction;
   caller_phone: string;
@@ -18,18 +21,22 @@ export interface CallViewRow {
   crm_status: CrmStatus;
   review_status: ReviewStatus | null;
   outbound_lifecycle: OutboundLifecycle | null;
-  /** ISO 8601 in UTC with milliseconds (2026-06-15T08:30:00.000Z): the query formats it */
-  created_at: string;
   /** true when a call_analyses row exists */
   has_analysis: boolean;
-  /** analysis->'caller_name', ->'summary', ->'service_needed' (jsonb values, any JSON type) */
-  tp_caller_name: unknown;
-  tp_summary: unknown;
-  tp_service_needed: unknown;
   /** call_analyses.followup_email (jsonb) */
   followup_email: unknown;
   /** call_analyses.language: fallback when a stored draft lacks its language */
   analysis_language: string | null;
+}
+
+/** One row of calls LEFT JOIN call_analyses, with only the allowlisted analysis keys extracted. */
+export interface CallViewRow extends CallRowFacts {
+  /** ISO 8601 in UTC with milliseconds (2026-06-15T08:30:00.000Z): the query formats it */
+  created_at: string;
+  /** analysis->'caller_name', ->'summary', ->'service_needed' (jsonb values, any JSON type) */
+  tp_caller_name: unknown;
+  tp_summary: unknown;
+  tp_service_needed: unknown;
 }
 
 export interface FollowupEmail {

@@ -12,6 +12,7 @@ import {
   claimListenDeliveries,
   expireListenSessions,
   LISTEN_GRACE_MS,
+  LISTEN_HEARTBEAT_MS,
   LISTEN_LEASE_MS,
   leaseOwnerOf,
   openListenSession,
@@ -280,9 +281,27 @@ test('over HTTP: the stream needs a session, sends ready and deliveries; ack nee
     const gone = await c.get(`/app/api/webhook-subscriptions/${r.subscription_id}`);
     assert.equal(gone.status, 404);
 
+    // The heartbeat runs on the service's clock: a period later the session is seen at that time.
+    const seenAt = async () =>
+      (
+        await h.db.query<{ listen_seen_at: Date }>(
+          'SELECT listen_seen_at FROM webhook_subscriptions WHERE id = $1',
+          [r.subscription_id],
+        )
+      ).rows[0]?.listen_seen_at.getTime();
+    h.clock.advance(LISTEN_HEARTBEAT_MS);
+    const beatAt = h.clock.now().getTime();
+    await until(async () => (await seenAt()) === beatAt, 'the heartbeat');
+
     const del = await c.del(`/app/api/listen/${r.subscription_id}`);
     assert.equal(del.status, 204);
     assert.equal((await c.del(`/app/api/listen/${r.subscription_id}`)).status, 404);
+    // The next beat finds the session gone: the stream says so and ends.
+    h.clock.advance(LISTEN_HEARTBEAT_MS);
+    const [last] = await next();
+    assert.equal(last?.event, 'end');
+    assert.deepEqual(JSON.parse(last!.data), { reason: 'session_deleted' });
+    await assert.rejects(next(), /stream ended/);
   } finally {
     abort.abort();
   }

@@ -75,29 +75,18 @@ before(async () => {
     ids.full,
     TRANSCRIPT,
   ]);
-  await h.db.query(
-    `INSERT INTO events (id, organization_id, event_type, resource_id, call_id, body, created_at)
-     VALUES ($1, $2, 'call.tracker.matched', $3, $3, $4, '2026-06-14T09:35:00Z')`,
-    [
-      newId(),
-      orgId,
-      ids.full,
-      JSON.stringify({
-        event_type: 'call.tracker.matched',
-        data: {
-          call_id: ids.full,
-          matches: [
-            {
-              tracker_id: newId(),
-              name: 'Leaks',
-              matched_terms: ['leaking'],
-              excerpts: ['…My water heater is leaking all over the garage floor.'],
-            },
-          ],
-        },
-      }),
-    ],
-  );
+  // The matches as completion keeps them on the call (capture/completion.ts).
+  await h.db.query('UPDATE calls SET tracker_matches = $2 WHERE id = $1', [
+    ids.full,
+    JSON.stringify([
+      {
+        tracker_id: newId(),
+        name: 'Leaks',
+        matched_terms: ['leaking'],
+        excerpts: ['…My water heater is leaking all over the garage floor.'],
+      },
+    ]),
+  ]);
   ids.outbound = await insertCall(h.db, {
     orgId,
     direction: 'outbound',

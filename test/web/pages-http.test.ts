@@ -1,14 +1,15 @@
 /** The pages at the HTTP level (no browser): cookies, redirects, headers, escaping, refusals. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { createTracker } from '../../src/accounts/trackers.ts';
 import { DatabaseError, type Db, type QueryOptions } from '../../src/db/types.ts';
 import { buildPublicApp } from '../../src/http/public/app.ts';
 import { safeNext } from '../../src/http/public/pages/kit/next-path.ts';
 import { CONTENT_SECURITY_POLICY, SECURITY_HEADERS } from '../../src/http/public/pages/kit/security.ts';
-import { newId } from '../../src/ids.ts';
 import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/app-api.ts';
 import { insertCall } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { admin } from '../helpers/http.ts';
 
 let h: Harness;
 let email: string;
@@ -332,51 +333,91 @@ test('the call page forms are checked with the operator API schemas, refused in 
   assert.equal(set.rows[0]?.pending_deletion_at.toISOString(), '2099-03-01T00:00:00.000Z');
 });
 
-test("the call page tells an outbound call's dated steps and its tracker matches, and no other organization's", async () => {
+test("the call page tells an outbound call's dated steps and its tracker matches from the call's row, and no other organization's", async () => {
   const { cookie } = await signIn();
-  const id = await insertCall(h.db, { orgId, direction: 'outbound', outboundLifecycle: 'completed' });
-  const event = (type: string, at: string, data: Record<string, unknown>, eventId = newId()) =>
-    h.db.query(
-      `INSERT INTO events (id, organization_id, event_type, resource_id, call_id, body, created_at)
-       VALUES ($1, $2, $3, $4, $4, $5, $6)`,
-      [eventId, orgId, type, id, JSON.stringify({ type, data: { call_id: id, ...data } }), at],
-    );
-  await event('call.outbound.attempted', '2026-06-14T09:31:00Z', { outbound_lifecycle: 'agent_only' });
-  // A repair emits call.outbound.lifecycle_repaired and the new call.outbound.attempted in one
-  // transaction, at one instant; their ids (UUIDv5 of the fact) do not order them: here the
-  // attempt's id sorts first, and the page still tells the repair first.
-  await event(
-    'call.outbound.lifecycle_repaired',
-    '2026-06-14T09:40:00Z',
-    {},
-    'ffffffff-ffff-5fff-bfff-ffffffffffff',
-  );
-  await event(
-    'call.outbound.attempted',
-    '2026-06-14T09:40:00Z',
-    { outbound_lifecycle: 'completed' },
-    '00000000-0000-5000-8000-000000000001',
-  );
-  await event('call.tracker.matched', '2026-06-14T09:41:00Z', {
-    matches: [{ tracker_id: newId(), name: 'Leaks', matched_terms: ['leak', 'drip'], excerpts: ['a leak'] }],
+  const minute = 60_000;
+  const utc = (d: Date) => `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const outbound = async () => {
+    const res = await admin(h, 'POST', `/organizations/${orgId}/calls`, {
+      direction: 'outbound',
+      caller_phone: '+14155550100',
+      customer_phone: '+14155552671',
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    return (res.json() as { call_id: string }).call_id;
+  };
+  const move = async (id: string, state: string) => {
+    const res = await admin(h, 'POST', `/calls/${id}/lifecycle`, { state });
+    assert.equal(res.statusCode, 200, res.body);
+  };
+  const pageText = async (id: string) => {
+    // The webhook envelopes are not what the page reads: emptied, the page tells the same.
+    await h.db.query(`UPDATE events SET body = '{}' WHERE call_id = $1`, [id]);
+    const res = await h.app.inject({ url: `/app/calls/${id}`, headers: { cookie } });
+    assert.equal(res.statusCode, 200);
+    return res.body.replace(/<[^>]+>/g, '');
+  };
+  const inOrder = (text: string, lines: string[]) => {
+    let at = -1;
+    for (const s of lines) {
+      const next = text.indexOf(s);
+      assert.ok(next > at, s);
+      at = next;
+    }
+  };
+  // Through the operator API's lifecycle moves (capture/lifecycle.ts writes the columns the page reads):
+  // only the agent, then the repair to completed, which the page tells before the second attempt.
+  const repaired = await outbound();
+  for (const s of ['agent_answered', 'ringing_customer']) await move(repaired, s);
+  h.clock.advance(minute);
+  const ended = h.clock.now();
+  await move(repaired, 'agent_only');
+  h.clock.advance(9 * minute);
+  const fixed = h.clock.now();
+  await move(repaired, 'completed');
+  await move(repaired, 'completed'); // re-reported: no new step
+  const repairedText = await pageText(repaired);
+  inOrder(repairedText, [
+    `${utc(ended)}: Attempt finished: Only the agent was on the line`,
+    `${utc(fixed)}: Corrected to completed: a late carrier report showed the call connected`,
+    `${utc(fixed)}: Attempt finished: Completed`,
+  ]);
+  assert.equal(repairedText.split('Attempt finished').length, 3);
+  assert.doesNotMatch(repairedText, /Reported as failed/);
+  // A failed attempt: the attempt, then the failure, at one instant.
+  const failed = await outbound();
+  h.clock.advance(minute);
+  const noAnswer = h.clock.now();
+  for (const s of ['agent_answered', 'ringing_customer', 'customer_no_answer']) await move(failed, s);
+  inOrder(await pageText(failed), [
+    `${utc(noAnswer)}: Attempt finished: The customer did not answer`,
+    `${utc(noAnswer)}: Reported as failed`,
+  ]);
+  // A call still ringing has no dated step yet.
+  const ringing = await outbound();
+  assert.doesNotMatch(await pageText(ringing), /Attempt finished/);
+
+  // Tracker matches: an imported, analysed call completes at once (no recording to wait for) and
+  // capture/completion.ts keeps the matches on the call.
+  await createTracker(h.db, {
+    organizationId: orgId,
+    name: 'Leaks',
+    terms: ['leak', 'drip'],
+    now: h.clock.now(),
   });
-  await event('call.recording.ready', '2026-06-14T09:42:00Z', {});
-  const res = await h.app.inject({ url: `/app/calls/${id}`, headers: { cookie } });
-  assert.equal(res.statusCode, 200);
-  const text = res.body.replace(/<[^>]+>/g, '');
-  const steps = [
-    '2026-06-14 09:31 UTC: Attempt finished: Only the agent was on the line',
-    '2026-06-14 09:40 UTC: Corrected to completed: a late carrier report showed the call connected',
-    '2026-06-14 09:40 UTC: Attempt finished: Completed',
-  ];
-  let at = -1;
-  for (const s of steps) {
-    const next = text.indexOf(s);
-    assert.ok(next > at, s);
-    at = next;
-  }
-  assert.match(text, /Leaks: leak, drip/);
-  assert.match(text, /a leak/);
+  const imported = await admin(h, 'POST', `/organizations/${orgId}/calls`, {
+    direction: 'inbound',
+    caller_phone: '+14155552671',
+    recording_mode: 'no_recording',
+    transcript_original: 'Caller: There is a leak under the sink, a steady drip.',
+    transcript_processed: { summary: 'A leak under the sink.' },
+  });
+  assert.equal(imported.statusCode, 201, imported.body);
+  const matched = await pageText((imported.json() as { call_id: string }).call_id);
+  assert.match(matched, /Leaks: leak, drip/);
+  assert.match(matched, /There is a leak under the sink/);
+  assert.doesNotMatch(await pageText(ringing), /Leaks:/);
+  assert.match(await pageText(ringing), /No keyword tracker matched this call\./);
   const other = await orgWithLogin(h.db, cheapPasswordHash());
   const foreign = await insertCall(h.db, { orgId: other.orgId });
   const notFound = await h.app.inject({ url: `/app/calls/${foreign}`, headers: { cookie } });

@@ -25,7 +25,7 @@ import { ProviderError } from '../../domain/capture-providers.ts';
 import { type FailureKind, retryVerdict } from '../../domain/processing-retry.ts';
 import { processingJobRuns } from '../../observability/metrics.ts';
 import { startHeartbeat } from '../../periodic.ts';
-import { drainRuns, startWakeups } from '../../queue.ts';
+import { drainRuns, kickedRounds, startWakeups } from '../../queue.ts';
 import { JOBS_CHANNEL } from './enqueue.ts';
 import { operatorMessage } from './error-message.ts';
 import { claimJobs, extendLease, releaseJob } from './sql/claim-jobs.ts';
@@ -86,8 +86,6 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
   const running = new Set<Promise<unknown>>();
   const stopping = new AbortController();
   let started = false;
-  let claiming = false;
-  let wakeAgain = false;
   let stopWakeups: (() => Promise<void>) | undefined;
 
   const track = <T>(p: Promise<T>): Promise<T> => {
@@ -256,43 +254,32 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     return jobs.length;
   }
 
-  /** Claims up to the free slots and starts the runs; each finished run claims again. */
-  async function pump(): Promise<void> {
-    if (claiming) {
-      wakeAgain = true;
-      return;
-    }
-    claiming = true;
-    try {
-      do {
-        wakeAgain = false;
-        const free = concurrency - running.size;
-        if (free <= 0) break;
-        const jobs = await claim(free, null);
-        for (const job of jobs) {
-          // run() handles its own failures; the catch only keeps a bug from becoming an unhandled rejection
-          track(run(job))
-            .catch((err: Error) =>
-              deps.log.error({ err: err?.message, jobId: job.id }, 'processing run crashed'),
-            )
-            .finally(() => {
-              if (started) kick();
-            });
-        }
-        if (jobs.length === free) wakeAgain = true;
-      } while (started && wakeAgain);
-    } catch (err) {
-      deps.log.error(
-        { err: (err as Error).message },
-        'processing job claim failed; retrying at the next poll',
-      );
-    } finally {
-      claiming = false;
-    }
-  }
+  /**
+   * One claim round (src/queue.ts kickedRounds: one at a time, a kick during it runs one more):
+   * claims up to the free slots and starts the runs; each finished run kicks again, and a claim
+   * that filled every free slot claims again at once.
+   */
+  const rounds = kickedRounds({
+    round: async () => {
+      const free = concurrency - running.size;
+      if (!started || free <= 0) return false;
+      const jobs = await claim(free, null);
+      for (const job of jobs) {
+        // run() handles its own failures; the catch only keeps a bug from becoming an unhandled rejection
+        track(run(job))
+          .catch((err: Error) =>
+            deps.log.error({ err: err?.message, jobId: job.id }, 'processing run crashed'),
+          )
+          .finally(() => kick());
+      }
+      return started && jobs.length === free;
+    },
+    onError: (err) =>
+      deps.log.error({ err: err.message }, 'processing job claim failed; retrying at the next poll'),
+  });
 
   function kick(): void {
-    if (started) void pump();
+    if (started) rounds.kick();
   }
 
   return {

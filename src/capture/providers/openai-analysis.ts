@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import type { FollowupDraft, ProcessedAnalysis } from '../../domain/analysis.ts';
-import { type AnalyzerInput, type AnalyzerResult, callShape, silentCallResult } from '../analyzer.ts';
+import type { AnalyzerInput, AnalyzerResult } from '../../domain/capture-providers.ts';
+import { callShape, silentCallResult } from '../analyzer.ts';
 import { primaryLanguage } from '../language.ts';
 import { nothingSaid } from '../transcript-text.ts';
 import {

@@ -8,7 +8,7 @@ import { installHttpMetrics } from '../metrics-hooks.ts';
 import { installNulGuard } from '../nul-guard.ts';
 import { installRequestIds, requestIdOptions } from '../request-id.ts';
 import { apiRoutes } from './api-v1/routes.ts';
-import { consoleRoutes } from './app-api/routes.ts';
+import { appApiRoutes } from './app-api/routes.ts';
 import { pagesRoutes } from './pages/routes.ts';
 import { telephonyRoutes } from './telephony/routes.ts';
 
@@ -34,7 +34,7 @@ export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(cookie);
   await app.register(healthRoutes(deps));
   await app.register(apiRoutes(deps), { prefix: '/api/v1' });
-  await app.register(consoleRoutes(deps), { prefix: '/app' });
+  await app.register(appApiRoutes(deps), { prefix: '/app' });
   await app.register(pagesRoutes(deps), { prefix: '/app' });
   await app.register(telephonyRoutes(deps), { prefix: '/telephony/twilio' });
   // A person who types the service's address lands in the web app; a browser's default icon request

@@ -1,14 +1,6 @@
 import { z } from 'zod';
 import { type ListCallsFilter, MAX_LIMIT } from '../../../domain/call-list-filter.ts';
 import {
-  PHONE_FILTER_MAX_LENGTH,
-  PHONE_FILTER_MIN_LENGTH,
-  PHONE_FILTER_PATTERN,
-  phoneFilterDigits,
-} from '../../../domain/phone.ts';
-import { CRM_STATUSES, DIRECTIONS } from '../../../domain/values.ts';
-import { badRequest } from '../../../errors.ts';
-import {
   boundEnd,
   boundStart,
   clampInstant,
@@ -16,7 +8,15 @@ import {
   DATE_TIME_PATTERN,
   parseDateParam,
   restoreOffsetPlus,
-} from './date-param.ts';
+} from '../../../domain/date-param.ts';
+import {
+  PHONE_FILTER_MAX_LENGTH,
+  PHONE_FILTER_MIN_LENGTH,
+  PHONE_FILTER_PATTERN,
+  phoneFilterDigits,
+} from '../../../domain/phone.ts';
+import { CRM_STATUSES, DIRECTIONS } from '../../../domain/values.ts';
+import { badRequest } from '../../../errors.ts';
 import { type QueryParams, type QueryValues, readQuery } from './query.ts';
 
 /** Page size bounds (spec "Limits"). */

@@ -12,12 +12,12 @@ declare module 'fastify' {
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * onRequest hook of every console JSON route except login: a live session cookie (else 401), and
+ * onRequest hook of every route of the console's JSON API (/app/api) except login: a live session cookie (else 401), and
  * on state-changing methods the session's CSRF token in x-csrf-token (else 403). The Authorization
  * header is never read here: an API key authenticates nothing in the console, so a request with
  * only a Bearer key answers 401 like any request without a session.
  */
-export function consoleAuth(deps: Deps): onRequestAsyncHookHandler {
+export function appApiAuth(deps: Deps): onRequestAsyncHookHandler {
   return async (req) => {
     const cookie = req.cookies?.[SESSION_COOKIE];
     const session = cookie ? await loadSession(deps.db, cookie, deps.clock.now()) : null;
@@ -39,6 +39,6 @@ export function consoleAuth(deps: Deps): onRequestAsyncHookHandler {
 }
 
 export function requireSession(req: FastifyRequest): ConsoleSession {
-  if (!req.consoleSession) throw new Error('consoleAuth() must run first');
+  if (!req.consoleSession) throw new Error('appApiAuth() must run first');
   return req.consoleSession;
 }

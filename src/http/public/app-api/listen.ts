@@ -3,13 +3,16 @@ import { z } from 'zod';
 import type { Deps } from '../../../deps.ts';
 import { badRequest, notFound, parseInput } from '../../../errors.ts';
 import { newId } from '../../../ids.ts';
+import { startHeartbeat } from '../../../periodic.ts';
+import { kickedRounds, startWakeups } from '../../../queue.ts';
+import { DELIVERY_CHANNEL } from '../../../webhooks/delivery/worker.ts';
 import {
   ackListenDeliveries,
   claimListenDeliveries,
   endListenSession,
+  LISTEN_CLAIM_BATCH,
   LISTEN_GRACE_MS,
   LISTEN_HEARTBEAT_MS,
-  type ListenDelivery,
   leaseOwnerOf,
   openListenSession,
   releaseListenLeases,
@@ -62,26 +65,31 @@ export function sseEvent(event: string, data: unknown, id?: string): string {
  */
 export function listenRoutes(deps: Deps): FastifyPluginAsync {
   return async (app) => {
-    /** Wakes every stream of this process on a webhook_deliveries notification (one LISTEN). */
-    const wakers = new Set<() => void>();
+    /**
+     * The streams of this process share one set of wake-ups (src/queue.ts: a LISTEN on the
+     * deliveries channel, re-kicked after a lost connection, and the poll), started with the first
+     * stream; each stream's kick runs its claim rounds.
+     */
+    const kicks = new Set<() => void>();
     const streams = new Set<() => void>();
-    let unlisten: Promise<() => Promise<void>> | null = null;
-    const ensureListening = () => {
-      unlisten ??= deps.db
-        .listen('webhook_deliveries', () => {
-          for (const w of wakers) w();
-        })
-        .catch((err: Error) => {
-          deps.log.warn({ err: err.message }, 'listen streams: LISTEN failed; polling only');
-          return async () => {};
-        });
-      return unlisten;
+    let wakeups: Promise<() => Promise<void>> | null = null;
+    const ensureWakeups = () => {
+      wakeups ??= startWakeups(deps, {
+        channel: DELIVERY_CHANNEL,
+        pollIntervalMs: LISTEN_POLL_MS,
+        kick: () => {
+          for (const k of kicks) k();
+        },
+        pollOnlyOnListenFailure: (err) =>
+          deps.log.warn({ err: err.message }, 'listen streams: LISTEN failed; polling only'),
+      });
+      return wakeups;
     };
     app.addHook('preClose', async () => {
       for (const end of streams) end();
     });
     app.addHook('onClose', async () => {
-      if (unlisten) await (await unlisten)();
+      if (wakeups) await (await wakeups)();
     });
 
     app.get('/listen', async (req, reply) => {
@@ -106,7 +114,7 @@ export function listenRoutes(deps: Deps): FastifyPluginAsync {
         eventTypes: events,
         resumeId: q.resume,
       });
-      await ensureListening();
+      await ensureWakeups();
       const streamId = newId();
       const owner = leaseOwnerOf(streamId);
       const subscriptionId = session.subscription_id;
@@ -131,48 +139,59 @@ export function listenRoutes(deps: Deps): FastifyPluginAsync {
       req.log.info({ subscriptionId, streamId, resumed: session.resumed }, 'listen stream opened');
 
       let open = true;
-      let wake: () => void = () => {};
+      let closed: () => void = () => {};
+      const done = new Promise<void>((resolve) => {
+        closed = resolve;
+      });
       const end = () => {
         if (!open) return;
         open = false;
-        wake();
         res.end();
+        closed();
+      };
+      const failed = (err: Error) => {
+        req.log.error({ subscriptionId, err: err.message }, 'listen stream failed');
+        end();
       };
       streams.add(end);
       res.on('close', end);
-      const waker = () => wake();
-      wakers.add(waker);
 
-      const send = (d: ListenDelivery) => res.write(sseEvent('delivery', d, d.delivery_id));
-      let lastBeat = Date.now();
-      try {
-        while (open) {
+      // Claim rounds (src/queue.ts kickedRounds): each wake-up claims what is due for this session
+      // under the stream's lease and sends it; a full batch claims again at once.
+      const rounds = kickedRounds({
+        round: async () => {
+          if (!open) return false;
           const batch = await claimListenDeliveries(deps, { subscriptionId, owner });
-          for (const d of batch) if (open) send(d);
-          if (Date.now() - lastBeat >= LISTEN_HEARTBEAT_MS) {
-            lastBeat = Date.now();
+          for (const d of batch) if (open) res.write(sseEvent('delivery', d, d.delivery_id));
+          return open && batch.length === LISTEN_CLAIM_BATCH;
+        },
+        onError: failed,
+      });
+      // The session is seen while the stream is connected (src/periodic.ts startHeartbeat, on the
+      // service's clock); a session deleted meanwhile (DELETE, the grace sweep) ends the stream.
+      const stopHeartbeat = startHeartbeat(deps.clock, {
+        periodMs: LISTEN_HEARTBEAT_MS,
+        beat: async () => {
+          if (!open) return;
+          try {
             if (!(await touchListenSession(deps.db, subscriptionId, deps.clock.now()))) {
-              res.write(sseEvent('end', { reason: 'session_deleted' }));
-              break;
-            }
-            res.write(': keep-alive\n\n');
+              if (open) res.write(sseEvent('end', { reason: 'session_deleted' }));
+              end();
+            } else if (open) res.write(': keep-alive\n\n');
+          } catch (err) {
+            failed(err as Error);
           }
-          if (batch.length > 0 || !open) continue;
-          await new Promise<void>((resolve) => {
-            const t = setTimeout(resolve, LISTEN_POLL_MS);
-            wake = () => {
-              clearTimeout(t);
-              resolve();
-            };
-          });
-          wake = () => {};
-        }
-      } catch (err) {
-        req.log.error({ subscriptionId, err: (err as Error).message }, 'listen stream failed');
+        },
+      });
+      kicks.add(rounds.kick);
+      rounds.kick();
+      try {
+        await done;
       } finally {
-        wakers.delete(waker);
+        kicks.delete(rounds.kick);
         streams.delete(end);
-        end();
+        await rounds.stop();
+        await stopHeartbeat();
         const now = deps.clock.now();
         // Hand back what was sent but not acknowledged, and start the grace period now.
         await releaseListenLeases(deps.db, subscriptionId, owner, now).catch(() => {});

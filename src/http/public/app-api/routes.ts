@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../../../deps.ts';
 import { apiKeyRoutes } from './api-keys.ts';
-import { consoleAuth } from './auth.ts';
+import { appApiAuth } from './auth.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { listenRoutes } from './listen.ts';
 import { rotationRoutes } from './rotations.ts';
@@ -9,12 +9,13 @@ import { loginRoute, sessionRoutes } from './session.ts';
 import { subscriptionRoutes } from './webhook-subscriptions.ts';
 
 /**
- * The console (prefix /app). Its JSON API lives under /app/api: plain JSON objects at the top
+ * The console's JSON API (the console is the web app at /app: its pages are pages/, its JSON API
+ * this folder, under /app/api): plain JSON objects at the top
  * level (lists as {items: [...]}, paginated lists add next_cursor), errors in the public shape.
  * Everything but POST /api/login needs a session cookie; state-changing methods also need the
  * x-csrf-token header. No response is cached (they carry CSRF tokens and one-time secrets).
  */
-export function consoleRoutes(deps: Deps): FastifyPluginAsync {
+export function appApiRoutes(deps: Deps): FastifyPluginAsync {
   return async (app) => {
     await app.register(
       async (api) => {
@@ -24,7 +25,7 @@ export function consoleRoutes(deps: Deps): FastifyPluginAsync {
         });
         await api.register(loginRoute(deps));
         await api.register(async (authed) => {
-          authed.addHook('onRequest', consoleAuth(deps));
+          authed.addHook('onRequest', appApiAuth(deps));
           await authed.register(sessionRoutes(deps));
           await authed.register(apiKeyRoutes(deps));
           await authed.register(subscriptionRoutes(deps));

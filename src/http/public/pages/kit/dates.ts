@@ -1,9 +1,9 @@
-import { parseDateParam } from '../../api-v1/date-param.ts';
+import { parseDateParam } from '../../../../domain/date-param.ts';
 
 /**
  * The one reading of a date typed into a page (an <input type="date">: YYYY-MM-DD): the start of
  * that UTC day, or null when it is no real calendar date (2026-02-30, month 13, year 0000). The
- * same rules as the REST API's dateFrom/dateTo (api-v1/date-param.ts), which the calls list's
+ * same rules as the REST API's dateFrom/dateTo (domain/date-param.ts), which the calls list's
  * filters go through as they are.
  */
 export function parseDay(raw: string): Date | null {

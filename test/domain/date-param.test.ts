@@ -1,11 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import {
-  boundEnd,
-  boundStart,
-  parseDateParam,
-  restoreOffsetPlus,
-} from '../../src/http/public/api-v1/date-param.ts';
+import { boundEnd, boundStart, parseDateParam, restoreOffsetPlus } from '../../src/domain/date-param.ts';
 
 const valid: [string, string, string][] = [
   ['2026-06-15', '2026-06-15T00:00:00.000Z', '2026-06-15T23:59:59.999Z'],
