@@ -94,7 +94,8 @@ export async function claimIdempotencyKey(
       continue;
     }
     if (row.fingerprint !== fingerprint) return { kind: 'reused' };
-    if (row.status !== null && row.body !== null) return { kind: 'replay', status: row.status, body: row.body };
+    if (row.status !== null && row.body !== null)
+      return { kind: 'replay', status: row.status, body: row.body };
     if (now.getTime() - row.created_at.getTime() >= PENDING_TAKEOVER_MS) {
       const taken = await db.query(
         `UPDATE idempotency_keys SET created_at = $5 WHERE ${KEY_WHERE} AND status IS NULL AND created_at = $6`,

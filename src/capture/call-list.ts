@@ -154,7 +154,11 @@ export async function listCalls(
 }
 
 /** One call of the scope as the REST API shows it (POST /calls answers with it), or null. */
-export async function getCallView(db: Queryable, scope: TenantScope, callId: string): Promise<CallViewRow | null> {
+export async function getCallView(
+  db: Queryable,
+  scope: TenantScope,
+  callId: string,
+): Promise<CallViewRow | null> {
   const { rows } = await db.query<CallViewRow>(
     `SELECT ${COLUMNS} FROM ${FROM} WHERE c.id = $1::uuid AND c.organization_id = $2 AND c.erased_at IS NULL`,
     [callId, scope.organizationId],

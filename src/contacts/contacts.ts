@@ -144,7 +144,19 @@ export async function createContact(
       `INSERT INTO contacts (id, organization_id, phone, phone_e164, first_name, last_name, email, company,
          notes, tags, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
-      [id, organizationId, c.phone, e164, c.first_name, c.last_name, c.email, c.company, c.notes, c.tags, now],
+      [
+        id,
+        organizationId,
+        c.phone,
+        e164,
+        c.first_name,
+        c.last_name,
+        c.email,
+        c.company,
+        c.notes,
+        c.tags,
+        now,
+      ],
     );
     await emitEvent(tx, {
       organizationId,

@@ -46,7 +46,9 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
     if (err instanceof AppError) {
       if (err.status >= 500) req.log.error({ err: err.cause ?? err }, 'request failed');
       if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
-      return reply.code(err.status).send(errorBody(err.code, err.message, now, { ...ids, param: err.param, contactId: err.contactId }));
+      return reply
+        .code(err.status)
+        .send(errorBody(err.code, err.message, now, { ...ids, param: err.param, contactId: err.contactId }));
     }
     if (err instanceof DatabaseError) {
       req.log.error({ err }, 'database error');

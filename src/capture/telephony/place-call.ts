@@ -3,11 +3,7 @@ import type { Environment, TenantScope } from '../../domain/tenant.ts';
 import { validationError } from '../../errors.ts';
 import { isUuid } from '../../ids.ts';
 import { loadCallSetup } from './call-setup.ts';
-import {
-  type PlacedOutboundCall,
-  type PlaceOutboundCall,
-  placeOutboundCall,
-} from './twilio/outbound.ts';
+import { type PlacedOutboundCall, type PlaceOutboundCall, placeOutboundCall } from './twilio/outbound.ts';
 
 /**
  * Placing an outbound call: the one service function of every caller — the web app's "Call" forms
@@ -19,7 +15,11 @@ import {
  * as CARRIERS.test. Until it exists a test-mode call is refused (422) and nothing is dialled: a
  * test key never reaches a real carrier (docs/decisions.md "POST /calls and the carriers").
  */
-export type Carrier = (deps: Deps, scope: TenantScope, input: PlaceOutboundCall) => Promise<PlacedOutboundCall>;
+export type Carrier = (
+  deps: Deps,
+  scope: TenantScope,
+  input: PlaceOutboundCall,
+) => Promise<PlacedOutboundCall>;
 
 const twilio: Carrier = (deps, scope, input) => placeOutboundCall(deps, scope.organizationId, input);
 

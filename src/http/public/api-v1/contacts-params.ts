@@ -57,7 +57,7 @@ const text = (max: number) =>
     .nullable()
     .optional();
 const phone = z
-  .string({ error: 'must be a string' })
+  .string({ error: (iss) => (iss.input === undefined ? 'is required (a string)' : 'must be a string') })
   .trim()
   .min(1, 'must not be empty')
   .max(64, 'must be at most 64 characters');

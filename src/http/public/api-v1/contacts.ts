@@ -3,8 +3,13 @@ import { createContact, findContacts, getContact, updateContact } from '../../..
 import type { Deps } from '../../../deps.ts';
 import { notFound } from '../../../errors.ts';
 import { keyScope, requireScope } from './auth.ts';
-import { checkEmail, createContactBody, readListContactsQuery, updateContactBody } from './contacts-params.ts';
 import { readBody } from './body.ts';
+import {
+  checkEmail,
+  createContactBody,
+  readListContactsQuery,
+  updateContactBody,
+} from './contacts-params.ts';
 import { sendIdempotent } from './idempotency.ts';
 import { readQuery } from './query.ts';
 import { ok } from './reply.ts';

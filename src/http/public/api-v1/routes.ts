@@ -7,10 +7,10 @@ import { authenticate, authenticatesWithKey, countWithoutOperation, duplicateAut
 import { keepRawBodies } from './body.ts';
 import { callRoutes } from './calls.ts';
 import { contactRoutes } from './contacts.ts';
-import { placeCallRoutes } from './place-call.ts';
 import { meRoutes } from './me.ts';
 import { methodNotAllowed } from './method-not-allowed.ts';
 import { buildOpenApiDocument } from './openapi/document.ts';
+import { placeCallRoutes } from './place-call.ts';
 import { recordingRoutes } from './recordings.ts';
 
 /** Route config flag: the route authenticates with an API key, so its requests count against it. */

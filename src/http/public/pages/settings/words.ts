@@ -19,10 +19,7 @@ export const SCOPE_WORDS: Record<string, string> = {
 
 /** The scopes offered with ordinary checkboxes; read.recordings has its own consent box. */
 export const ORDINARY_SCOPES = ['read.calls', 'write.calls', 'read.contacts', 'write.contacts'] as const;
-export const RESERVED_SCOPES = [
-  'manage.webhooks',
-  'manage.api_keys',
-] as const;
+export const RESERVED_SCOPES = ['manage.webhooks', 'manage.api_keys'] as const;
 export const RECORDINGS_CONSENT =
   'I allow this key to download call recordings (the audio of every call of this organization), in addition to reading calls.';
 
