@@ -48,6 +48,11 @@ const schema = z.object({
   WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(['0', '1', 'true', 'false', '']).optional(),
   /** In-flight webhook requests per worker process (docs/webhooks.md). */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  /**
+   * Calls one organization may place through POST /api/v1/calls per minute, in each data
+   * environment (a looping integration cannot dial a thousand numbers); over it: 429 RATE_LIMITED.
+   */
+  PLACE_CALLS_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(10),
   /** Reconciliation looks this many hours back for deliveries a concurrent activation missed. */
   WEBHOOK_RECONCILE_WINDOW_HOURS: z.coerce.number().int().min(1).max(720).default(72),
   /**

@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   RECORDING_NOT_READY: 409,
   RECORDING_WITHHELD: 409,
   CONFLICT: 409,
+  /** POST/PATCH /api/v1/contacts: another contact of the environment has this E.164 number (error.contact_id) */
+  CONTACT_EXISTS: 409,
   RECORDING_DELETED: 410,
   RECORDING_NOT_CAPTURED: 410,
   PAYLOAD_TOO_LARGE: 413,
@@ -23,6 +25,8 @@ export const ERROR_STATUS = {
   /** recording download with a Range that starts beyond the file (the reply carries Content-Range) */
   RANGE_NOT_SATISFIABLE: 416,
   VALIDATION_ERROR: 422,
+  /** an Idempotency-Key already used with another body for the same operation (within 24 h) */
+  IDEMPOTENCY_KEY_REUSED: 422,
   RATE_LIMITED: 429,
   DATABASE_ERROR: 500,
   MAINTENANCE: 503,
@@ -38,8 +42,10 @@ export interface AppErrorOptions {
   status?: number;
   /** RATE_LIMITED: whole seconds after which a retry can succeed (rendered as Retry-After) */
   retryAfterSeconds?: number;
-  /** BAD_REQUEST: the query parameter or body field at fault (rendered as the optional error.param) */
+  /** BAD_REQUEST, VALIDATION_ERROR: the query parameter, body field or header at fault (the optional error.param) */
   param?: string;
+  /** CONTACT_EXISTS: the contact that already has the number (rendered as error.contact_id) */
+  contactId?: string;
   cause?: unknown;
 }
 
@@ -49,6 +55,7 @@ export class AppError extends Error {
   readonly status: number;
   readonly retryAfterSeconds: number | undefined;
   readonly param: string | undefined;
+  readonly contactId: string | undefined;
   constructor(code: ErrorCode, message: string, opts: AppErrorOptions = {}) {
     super(message, { cause: opts.cause });
     this.name = 'AppError';
@@ -56,6 +63,7 @@ export class AppError extends Error {
     this.status = opts.status ?? ERROR_STATUS[code];
     this.retryAfterSeconds = opts.retryAfterSeconds;
     this.param = opts.param;
+    this.contactId = opts.contactId;
   }
 }
 
@@ -65,7 +73,8 @@ export const badRequest = (message: string, param?: string) =>
 export const notFound = (message = 'Resource not found.') => new AppError('NOT_FOUND', message);
 export const unauthorized = (message: string) => new AppError('UNAUTHORIZED', message);
 export const forbidden = (message: string) => new AppError('FORBIDDEN', message);
-export const validationError = (message: string) => new AppError('VALIDATION_ERROR', message);
+export const validationError = (message: string, param?: string) =>
+  new AppError('VALIDATION_ERROR', message, param === undefined ? {} : { param });
 
 /** Where validated input came from: the fields of a JSON body, or the parameters of a query string. */
 export type InputPart = 'body' | 'query';

@@ -1,3 +1,4 @@
+import { deleteExpiredIdempotencyKeys } from './accounts/idempotency.ts';
 import { deleteExpiredRateLimitWindows } from './accounts/rate-limit-windows.ts';
 import { createJobRunner } from './capture/jobs/runner.ts';
 import { captureStageHandlers } from './capture/jobs/stages/index.ts';
@@ -31,6 +32,8 @@ export const JOB_PERIODS = {
   outboundReconcile: MINUTE,
   /** `callcap listen` sessions whose stream has been gone for the grace period (a minute) are deleted. */
   listenSessions: MINUTE,
+  /** Idempotency keys past their 24 hours (an expired key is already ignored when a request meets it). */
+  idempotencyKeys: 10 * MINUTE,
 } as const;
 
 /** The jobs of the worker role, in the order they run at start. */
@@ -77,6 +80,11 @@ export function periodicJobs(deps: Deps, mailer: Mailer): PeriodicJob[] {
         const n = await expireListenSessions(deps);
         if (n > 0) deps.log.info({ sessions: n }, 'idle callcap listen sessions deleted');
       },
+    },
+    {
+      name: 'idempotency-keys',
+      periodMs: JOB_PERIODS.idempotencyKeys,
+      run: () => deleteExpiredIdempotencyKeys(deps.db, deps.clock.now()),
     },
   ];
 }

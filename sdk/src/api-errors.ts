@@ -38,8 +38,10 @@ export interface ApiErrorInit {
   headers: Headers;
   /** meta.request_id of the body, else the X-Request-Id response header. */
   requestId?: string;
-  /** error.param of the body (BAD_REQUEST: the parameter at fault). */
+  /** error.param of the body (the parameter, body field or header at fault). */
   param?: string;
+  /** error.contact_id of the body (CONTACT_EXISTS). */
+  contactId?: string;
 }
 
 /** The API answered with an error body `{success: false, error: {code, message}}`. */
@@ -135,6 +137,26 @@ export class RecordingNotCapturedError extends RecordingUnavailableError {
   }
 }
 export class ValidationError extends CallCaptureApiError {}
+/** 409 CONTACT_EXISTS: another contact has the phone number; `contactId` names it. */
+export class ContactExistsError extends CallCaptureApiError {
+  readonly contactId: string | undefined;
+  constructor(init: ApiErrorInit) {
+    super(init, init.contactId ? `Update contact ${init.contactId} instead.` : '');
+    this.contactId = init.contactId;
+  }
+}
+/** 422 IDEMPOTENCY_KEY_REUSED: the idempotency key was used with another body in the last 24 hours. */
+export class IdempotencyKeyReusedError extends CallCaptureApiError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'Use a new idempotency key for a new request.');
+  }
+}
+/** 409 CONFLICT: a request with the same idempotency key is still being processed; retry with the same key. */
+export class ConflictError extends CallCaptureApiError {
+  constructor(init: ApiErrorInit) {
+    super(init, 'Retry with the same idempotency key to get the first answer.', true);
+  }
+}
 
 /** 429: the hourly limit (1000 per key, 5000 per account, reset on the UTC hour) is exhausted. */
 export class RateLimitedError extends CallCaptureApiError {
@@ -174,6 +196,9 @@ const BY_CODE: Record<ApiErrorCode, new (init: ApiErrorInit) => CallCaptureApiEr
   RECORDING_DELETED: RecordingDeletedError,
   RECORDING_NOT_CAPTURED: RecordingNotCapturedError,
   VALIDATION_ERROR: ValidationError,
+  CONTACT_EXISTS: ContactExistsError,
+  IDEMPOTENCY_KEY_REUSED: IdempotencyKeyReusedError,
+  CONFLICT: ConflictError,
   RATE_LIMITED: RateLimitedError,
   DATABASE_ERROR: DatabaseError,
   MAINTENANCE: MaintenanceError,

@@ -108,6 +108,9 @@ export type ApiErrorCode =
   | 'RECORDING_DELETED'
   | 'RECORDING_NOT_CAPTURED'
   | 'VALIDATION_ERROR'
+  | 'CONTACT_EXISTS'
+  | 'IDEMPOTENCY_KEY_REUSED'
+  | 'CONFLICT'
   | 'RATE_LIMITED'
   | 'DATABASE_ERROR'
   | 'MAINTENANCE';
@@ -121,12 +124,87 @@ export interface ApiErrorBody {
   error: {
     code: ApiErrorCode | (string & {});
     message: string;
-    /** BAD_REQUEST: the query parameter (or body field) at fault, when one is. */
+    /** BAD_REQUEST, VALIDATION_ERROR, IDEMPOTENCY_KEY_REUSED: the parameter, body field or header at fault. */
     param?: string;
+    /** CONTACT_EXISTS: the contact that already has the phone number. */
+    contact_id?: string;
   };
   meta: {
     timestamp: string;
     /** The request id, as in the X-Request-Id response header; quote it when reporting a problem. */
     request_id?: string;
   };
+}
+
+/** A contact of the REST API (GET/POST /contacts, GET/PATCH /contacts/{id}). */
+export interface ContactResource {
+  contact_id: string;
+  /** As given. */
+  phone: string;
+  /** Null when not a usable number (contacts created outside the REST API). */
+  phone_e164: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  email: string | null;
+  company: string | null;
+  notes: string | null;
+  tags: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+/** GET /contacts' query. */
+export interface ListContactsParams {
+  /** >= 1, default 1. */
+  page?: number;
+  /** 1 to 100, default 20. */
+  limit?: number;
+  /** Trailing digits of phone_e164, with the rules of GET /calls' phone filter. */
+  phone?: string;
+  /** 1 to 100 characters searched in the names, company and e-mail. */
+  q?: string;
+}
+
+/** One page of GET /contacts. */
+export interface ContactPage {
+  items: ContactResource[];
+  has_more: boolean;
+  page: number;
+  limit: number;
+}
+
+/** POST /contacts' body. */
+export interface CreateContactInput {
+  phone: string;
+  first_name?: string | null;
+  last_name?: string | null;
+  email?: string | null;
+  company?: string | null;
+  notes?: string | null;
+  tags?: string[];
+}
+
+/** PATCH /contacts/{id}'s body: at least one field; null (or "") clears one. */
+export type UpdateContactInput = Partial<CreateContactInput>;
+
+/** POST /calls' body. */
+export interface PlaceCallInput {
+  customer_phone: string;
+  /** Default: the key's user. */
+  agent_user_id?: string;
+  /** Default: the phone that agent last used. */
+  agent_phone?: string;
+  /** Default: the organization's service number when it has exactly one. */
+  from_number?: string;
+  recording_mode?: 'normal' | 'no_recording';
+}
+
+/** Options of the writes that honour Idempotency-Key (POST /contacts, POST /calls). */
+export interface WriteOptions {
+  /**
+   * 1 to 255 printable ASCII characters (e.g. a UUID). The same key with the same body within 24 hours
+   * answers the first answer again and has no second effect; with it the client also retries the write
+   * after a connection failure or a retryable answer.
+   */
+  idempotencyKey?: string;
 }

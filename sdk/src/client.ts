@@ -1,8 +1,11 @@
 /**
- * A small client for the three read-only operations of REST API v1. No dependencies: `fetch` is
- * injectable (tests, proxies, instrumentation), and so are `sleep` and `random` for the retry delays.
+ * A small client for REST API v1: the reads, the contacts writes and placing calls. No dependencies:
+ * `fetch` is injectable (tests, proxies, instrumentation), and so are `sleep` and `random` for the
+ * retry delays.
  *
- * Retries (every operation is a GET, so a retry is always safe), at most `maxRetries` per call:
+ * Retries, at most `maxRetries` per call, for the reads, PATCH (it sets fields: repeating it changes
+ * nothing more) and the POSTs sent with an idempotency key (the server answers a repeat with the first
+ * answer); a POST without one is never retried (it could create twice):
  * - 429 RATE_LIMITED, 502, 503 (MAINTENANCE included) and 504 wait for Retry-After when the answer has
  *   one and it is at most `maxRetryAfterSeconds` (a longer one is thrown at once for the caller to
  *   schedule); without Retry-After, 502/503/504 back off exponentially with jitter and a 429 is thrown;
@@ -17,12 +20,32 @@ import {
   DatabaseError,
   RateLimitedError,
 } from './api-errors.ts';
-import type { Call, CallPage, KeyIdentity, ListCallsParams, RecordingLink } from './api-types.ts';
+import type {
+  Call,
+  CallPage,
+  ContactPage,
+  ContactResource,
+  CreateContactInput,
+  KeyIdentity,
+  ListCallsParams,
+  ListContactsParams,
+  PlaceCallInput,
+  RecordingLink,
+  UpdateContactInput,
+  WriteOptions,
+} from './api-types.ts';
 
 export type FetchLike = (
   url: string,
-  init: { method: string; headers: Record<string, string>; signal?: AbortSignal },
+  init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal },
 ) => Promise<Response>;
+
+interface RequestSpec {
+  method: 'GET' | 'POST' | 'PATCH';
+  query?: object;
+  body?: unknown;
+  idempotencyKey?: string;
+}
 
 export interface CallCaptureClientOptions {
   /** API key, sent as `Authorization: Bearer <key>`. */
@@ -131,16 +154,84 @@ export class CallCaptureClient {
     }
   }
 
-  async #get<T>(path: string, query: object = {}): Promise<T> {
+  /** GET /contacts: one page, newest first. Needs read.contacts. */
+  listContacts(params: ListContactsParams = {}): Promise<ContactPage> {
+    return this.#get<ContactPage>('/contacts', params);
+  }
+
+  /**
+   * Every contact matching `params`, page after page while has_more (100 per page unless `limit` is
+   * given); ids already yielded are skipped (a contact created meanwhile shifts the pages).
+   */
+  async *iterateContacts(
+    params: Omit<ListContactsParams, 'page'> & { page?: number } = {},
+  ): AsyncGenerator<ContactResource> {
+    const seen = new Set<string>();
+    let page = params.page ?? 1;
+    for (;;) {
+      const result = await this.listContacts({ ...params, limit: params.limit ?? 100, page });
+      for (const contact of result.items) {
+        if (seen.has(contact.contact_id)) continue;
+        seen.add(contact.contact_id);
+        yield contact;
+      }
+      if (!result.has_more || result.items.length === 0) return;
+      page += 1;
+    }
+  }
+
+  /** GET /contacts/{id}. Needs read.contacts; another organization's contact is a NotFoundError. */
+  getContact(contactId: string): Promise<ContactResource> {
+    return this.#get<ContactResource>(`/contacts/${encodeURIComponent(contactId)}`);
+  }
+
+  /**
+   * POST /contacts. Needs write.contacts. A number another contact has: CONTACT_EXISTS (a
+   * CallCaptureApiError whose `contactId` names it); an unusable phone or e-mail: VALIDATION_ERROR.
+   */
+  createContact(input: CreateContactInput, options: WriteOptions = {}): Promise<ContactResource> {
+    return this.#request<ContactResource>('/contacts', {
+      method: 'POST',
+      body: input,
+      ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
+    });
+  }
+
+  /** PATCH /contacts/{id}: changes the given fields. Needs write.contacts. */
+  updateContact(contactId: string, changes: UpdateContactInput): Promise<ContactResource> {
+    return this.#request<ContactResource>(`/contacts/${encodeURIComponent(contactId)}`, {
+      method: 'PATCH',
+      body: changes,
+    });
+  }
+
+  /**
+   * POST /calls: rings the agent, then dials the customer. Needs write.calls. Pass an idempotencyKey
+   * (e.g. the id of the click in your CRM) so a retry never places a second call.
+   */
+  placeCall(input: PlaceCallInput, options: WriteOptions = {}): Promise<Call> {
+    return this.#request<Call>('/calls', {
+      method: 'POST',
+      body: input,
+      ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
+    });
+  }
+
+  #get<T>(path: string, query: object = {}): Promise<T> {
+    return this.#request<T>(path, { method: 'GET', query });
+  }
+
+  async #request<T>(path: string, spec: RequestSpec): Promise<T> {
     const url = new URL(this.#baseUrl + path);
-    for (const [key, value] of Object.entries(query)) {
+    for (const [key, value] of Object.entries(spec.query ?? {})) {
       if (value !== undefined && value !== null) url.searchParams.set(key, String(value));
     }
-    const { maxRetries } = this.#options;
+    const retrySafe = spec.method !== 'POST' || spec.idempotencyKey !== undefined;
+    const maxRetries = retrySafe ? this.#options.maxRetries : 0;
     for (let attempt = 0; ; attempt++) {
       let error: CallCaptureError;
       try {
-        const response = await this.#send(url.toString());
+        const response = await this.#send(url.toString(), spec);
         if (response.ok) return await readData<T>(response);
         error = await readError(response);
       } catch (thrown) {
@@ -153,18 +244,27 @@ export class CallCaptureClient {
     }
   }
 
-  async #send(url: string): Promise<Response> {
+  async #send(url: string, spec: RequestSpec): Promise<Response> {
     const { timeoutMs } = this.#options;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#options.apiKey}`,
+      accept: 'application/json',
+    };
+    if (spec.body !== undefined) headers['content-type'] = 'application/json';
+    if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;
     try {
       return await this.#options.fetch(url, {
-        method: 'GET',
-        headers: { authorization: `Bearer ${this.#options.apiKey}`, accept: 'application/json' },
+        method: spec.method,
+        headers,
+        ...(spec.body === undefined ? {} : { body: JSON.stringify(spec.body) }),
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (cause) {
       const timedOut = cause instanceof Error && cause.name === 'TimeoutError';
       const why = timedOut ? `no answer within ${timeoutMs} ms` : 'the request failed';
-      throw new CallCaptureConnectionError(`GET ${url}: ${why}. Check baseUrl and the network.`, { cause });
+      throw new CallCaptureConnectionError(`${spec.method} ${url}: ${why}. Check baseUrl and the network.`, {
+        cause,
+      });
     }
   }
 
@@ -204,14 +304,16 @@ async function readError(response: Response): Promise<CallCaptureApiError> {
   let serverMessage = response.statusText || 'no message';
   let requestId: string | undefined;
   let param: string | undefined;
+  let contactId: string | undefined;
   try {
     const body = JSON.parse(text) as {
-      error?: { code?: unknown; message?: unknown; param?: unknown };
+      error?: { code?: unknown; message?: unknown; param?: unknown; contact_id?: unknown };
       meta?: { request_id?: unknown };
     };
     if (typeof body.error?.code === 'string') code = body.error.code;
     if (typeof body.error?.message === 'string') serverMessage = body.error.message;
     if (typeof body.error?.param === 'string') param = body.error.param;
+    if (typeof body.error?.contact_id === 'string') contactId = body.error.contact_id;
     if (typeof body.meta?.request_id === 'string') requestId = body.meta.request_id;
   } catch {
     // Not the spec's error shape (a proxy's HTML page, for instance): keep HTTP_<status>.
@@ -223,5 +325,6 @@ async function readError(response: Response): Promise<CallCaptureApiError> {
     headers: response.headers,
     ...(requestId === undefined ? {} : { requestId }),
     ...(param === undefined ? {} : { param }),
+    ...(contactId === undefined ? {} : { contactId }),
   });
 }

@@ -152,3 +152,17 @@ export async function listCalls(
   });
   return pageOf(rows, f);
 }
+
+/** One call of the scope as the REST API shows it (POST /calls answers with it), or null. */
+export async function getCallView(
+  db: Queryable,
+  scope: TenantScope,
+  callId: string,
+): Promise<CallViewRow | null> {
+  const { rows } = await db.query<CallViewRow>(
+    `SELECT ${COLUMNS} FROM ${FROM} WHERE c.id = $1::uuid AND c.organization_id = $2 AND c.erased_at IS NULL`,
+    [callId, scope.organizationId],
+    { name: 'api_get_call_v1' },
+  );
+  return rows[0] ?? null;
+}

@@ -2,7 +2,7 @@ import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import { normalizePhone } from '../domain/phone.ts';
 import { type Scope, scopedOrganization, type TenantScope } from '../domain/tenant.ts';
-import { badRequest, notFound, validationError } from '../errors.ts';
+import { AppError, badRequest, notFound, validationError } from '../errors.ts';
 import { isUuid, newId } from '../ids.ts';
 import {
   contactCreatedData,
@@ -61,39 +61,102 @@ async function phoneE164(q: Queryable, organizationId: string, phone: string): P
   if (!org.rows[0]) throw notFound(`No organization ${organizationId}.`);
   const parsed = normalizePhone(phone, org.rows[0].country);
   if (!parsed)
-    throw validationError(`phone "${phone}" is not a usable phone number; send it in E.164 (+14155552671).`);
+    throw validationError(
+      `phone "${phone}" is not a usable phone number; send it in E.164 (+14155552671).`,
+      'phone',
+    );
   return parsed.e164;
 }
 
+/**
+ * The public API's rule (spec/api-v1-additions.md "Contacts"): one contact per E.164 number in an
+ * environment. Two writers of the same number are serialised by a transaction-scoped advisory lock
+ * on (organization, number), so the second one sees the first one's row and answers 409
+ * CONTACT_EXISTS naming it. The operator API and the web app do not apply it (their contract allows
+ * duplicates), so contacts made there may share a number; the oldest one is named.
+ */
+async function refuseDuplicate(
+  tx: Queryable,
+  scope: TenantScope,
+  e164: string,
+  exceptId: string | null,
+): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+    `contact-phone:${scope.organizationId}:${scope.environment}:${e164}`,
+  ]);
+  const { rows } = await tx.query<{ id: string }>(
+    `SELECT id FROM contacts
+      WHERE organization_id = $1 AND phone_e164 = $2 AND ($3::uuid IS NULL OR id <> $3::uuid)
+      ORDER BY created_at, id LIMIT 1`,
+    [scope.organizationId, e164, exceptId],
+  );
+  if (rows[0]) {
+    throw new AppError(
+      'CONTACT_EXISTS',
+      `Contact ${rows[0].id} already has the phone number ${e164}; update it (PATCH /contacts/${rows[0].id}) instead of creating another.`,
+      { contactId: rows[0].id, param: 'phone' },
+    );
+  }
+}
+
+export interface NewContact {
+  phone: string;
+  first_name?: string | null;
+  last_name?: string | null;
+  email?: string | null;
+  company?: string | null;
+  notes?: string | null;
+  tags?: string[];
+}
+
+/**
+ * Creates a contact and emits contact.created in the same transaction. `uniquePhone` (the public
+ * API) refuses a number another contact of the environment has (409 CONTACT_EXISTS).
+ */
 export async function createContact(
   deps: Deps,
   scope: TenantScope,
-  input: {
-    phone: string;
-    first_name?: string | null;
-    last_name?: string | null;
-    email?: string | null;
-    company?: string | null;
-  },
-): Promise<{ contact_id: string }> {
+  input: NewContact,
+  opts: { uniquePhone?: boolean } = {},
+): Promise<ContactView> {
   const { organizationId } = scope;
   return deps.db.transaction(async (tx) => {
     const e164 = await phoneE164(tx, organizationId, input.phone);
+    if (opts.uniquePhone) await refuseDuplicate(tx, scope, e164, null);
     const id = newId();
     const now = deps.clock.now();
-    const c = {
+    const c: ContactRow = {
       id,
+      organization_id: organizationId,
       phone: input.phone,
+      phone_e164: e164,
       first_name: input.first_name ?? null,
       last_name: input.last_name ?? null,
       email: input.email ?? null,
       company: input.company ?? null,
+      notes: input.notes ?? null,
+      tags: normalizeTags(input.tags ?? []),
+      version: 0,
+      created_at: now,
+      updated_at: now,
     };
     await tx.query(
       `INSERT INTO contacts (id, organization_id, phone, phone_e164, first_name, last_name, email, company,
-         created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
-      [id, organizationId, c.phone, e164, c.first_name, c.last_name, c.email, c.company, now],
+         notes, tags, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+      [
+        id,
+        organizationId,
+        c.phone,
+        e164,
+        c.first_name,
+        c.last_name,
+        c.email,
+        c.company,
+        c.notes,
+        c.tags,
+        now,
+      ],
     );
     await emitEvent(tx, {
       organizationId,
@@ -104,7 +167,7 @@ export async function createContact(
       data: contactCreatedData(c),
       createdAt: now,
     });
-    return { contact_id: id };
+    return view(c);
   });
 }
 
@@ -117,6 +180,7 @@ export async function updateContact(
   scope: Scope,
   contactId: string,
   patch: ContactPatch,
+  opts: { uniquePhone?: boolean } = {},
 ): Promise<ContactView> {
   const organizationId = scopedOrganization(scope);
   if (!EDITABLE_CONTACT_FIELDS.some((f) => patch[f] !== undefined)) {
@@ -136,7 +200,12 @@ export async function updateContact(
     if (Object.keys(diff).length === 0) return view(before);
 
     const after = { ...before, ...diff };
-    if (diff.phone !== undefined) after.phone_e164 = await phoneE164(tx, before.organization_id, diff.phone);
+    if (diff.phone !== undefined) {
+      after.phone_e164 = await phoneE164(tx, before.organization_id, diff.phone);
+      if (opts.uniquePhone && 'organizationId' in scope) {
+        await refuseDuplicate(tx, scope, after.phone_e164, before.id);
+      }
+    }
     after.version = before.version + 1;
     after.updated_at = deps.clock.now();
     await tx.query(
@@ -201,4 +270,40 @@ export async function getContact(q: Queryable, scope: TenantScope, id: string): 
     [id, scope.organizationId],
   );
   return rows[0] ? view(rows[0]) : null;
+}
+
+/** A page of GET /api/v1/contacts: offset pages as GET /calls has them. */
+export interface ContactQuery {
+  page: number;
+  limit: number;
+  /** the `phone` filter's digit strings (domain/phone.ts phoneFilterDigits): trailing digits of phone_e164 */
+  phoneDigits: string[] | null;
+  /** `q`: a substring of first or last name, company or e-mail, case-insensitive */
+  text: string | null;
+}
+
+/**
+ * GET /api/v1/contacts: contacts of the scope, newest first (created_at, then id, descending),
+ * `page`/`limit` as for calls (one row more than the page tells has_more). The phone filter matches
+ * the trailing digits of phone_e164 with the rules of GET /calls; `q` the names, company and e-mail.
+ */
+export async function findContacts(
+  q: Queryable,
+  scope: TenantScope,
+  f: ContactQuery,
+): Promise<{ items: ContactView[]; has_more: boolean }> {
+  const like = f.text === null ? null : `%${f.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  // phoneDigits are ASCII digits only (phoneFilterDigits), safe in a LIKE pattern.
+  const phones = f.phoneDigits?.map((d) => `%${d}`) ?? null;
+  const { rows } = await q.query<ContactRow>(
+    `SELECT * FROM contacts
+      WHERE organization_id = $1
+        AND ($2::text[] IS NULL OR phone_e164 LIKE ANY ($2::text[]))
+        AND ($3::text IS NULL OR concat_ws(' ', first_name, last_name, company, email) ILIKE $3
+             OR concat_ws(' ', last_name, first_name) ILIKE $3)
+      ORDER BY created_at DESC, id DESC
+      LIMIT $4 OFFSET $5`,
+    [scope.organizationId, phones, like, f.limit + 1, (f.page - 1) * f.limit],
+  );
+  return { items: rows.slice(0, f.limit).map(view), has_more: rows.length > f.limit };
 }

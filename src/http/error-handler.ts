@@ -11,15 +11,22 @@ import { REQUEST_ID_HEADER } from './request-id.ts';
 export interface ErrorExtras {
   /** the request id (X-Request-Id), as meta.request_id */
   requestId?: string;
-  /** the query parameter or body field a 400 is about, as error.param */
+  /** the query parameter, body field or header a 400 or 422 is about, as error.param */
   param?: string;
+  /** CONTACT_EXISTS: the contact holding the number, as error.contact_id */
+  contactId?: string;
 }
 
 /** The error body of every listener (spec "Errors"), plus the optional error.param and meta.request_id. */
 export function errorBody(code: string, message: string, now: Date, extras: ErrorExtras = {}) {
   return {
     success: false as const,
-    error: { code, message, ...(extras.param === undefined ? {} : { param: extras.param }) },
+    error: {
+      code,
+      message,
+      ...(extras.param === undefined ? {} : { param: extras.param }),
+      ...(extras.contactId === undefined ? {} : { contact_id: extras.contactId }),
+    },
     meta: {
       timestamp: now.toISOString(),
       ...(extras.requestId === undefined ? {} : { request_id: extras.requestId }),
@@ -39,7 +46,9 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock): void {
     if (err instanceof AppError) {
       if (err.status >= 500) req.log.error({ err: err.cause ?? err }, 'request failed');
       if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
-      return reply.code(err.status).send(errorBody(err.code, err.message, now, { ...ids, param: err.param }));
+      return reply
+        .code(err.status)
+        .send(errorBody(err.code, err.message, now, { ...ids, param: err.param, contactId: err.contactId }));
     }
     if (err instanceof DatabaseError) {
       req.log.error({ err }, 'database error');

@@ -25,9 +25,9 @@ test('GET /api/v1/openapi.json is served without authentication and equals the g
   assert.equal(res.headers['x-ratelimit-limit'], undefined);
 });
 
-test('the document is OpenAPI 3.1, revision 0.12.0, with the deployment as server and Bearer security', () => {
+test('the document is OpenAPI 3.1, revision 0.13.0, with the deployment as server and Bearer security', () => {
   assert.equal(doc.openapi, '3.1.0');
-  assert.equal(doc.info.version, '0.12.0');
+  assert.equal(doc.info.version, '0.13.0');
   assert.deepEqual(doc.servers, [
     { url: 'https://calls.example.test/api/v1', description: 'This deployment' },
   ]);
@@ -42,7 +42,12 @@ test('it has exactly the REST operations with their scopes', () => {
   assert.deepEqual(ops, [
     ['get', '/me', 'getMe', [{ apiKey: [] }]],
     ['get', '/calls', 'listCalls', [{ apiKey: ['read.calls'] }]],
+    ['post', '/calls', 'placeCall', [{ apiKey: ['write.calls'] }]],
     ['get', '/calls/{id}', 'getCall', [{ apiKey: ['read.calls'] }]],
+    ['get', '/contacts', 'listContacts', [{ apiKey: ['read.contacts'] }]],
+    ['post', '/contacts', 'createContact', [{ apiKey: ['write.contacts'] }]],
+    ['get', '/contacts/{id}', 'getContact', [{ apiKey: ['read.contacts'] }]],
+    ['patch', '/contacts/{id}', 'updateContact', [{ apiKey: ['write.contacts'] }]],
     ['get', '/calls/{id}/recording-url', 'getCallRecordingUrl', [{ apiKey: ['read.recordings'] }]],
     ['get', '/calls/{id}/recording.mp3', 'downloadCallRecording', []],
   ]);

@@ -131,7 +131,7 @@ test('unknown routes (404), wrong methods (405) and maintenance answers (503) us
 
   const first = await call(h, '/me', '/me', key);
   assert.deepEqual([first.statusCode, rateHeaders(first)], [200, headersAt('4')]);
-  const unknown = await inject('GET', '/contacts');
+  const unknown = await inject('GET', '/webhooks');
   assertErrorShape(unknown, 404, 'NOT_FOUND');
   assert.deepEqual(rateHeaders(unknown), headersAt('3'));
   const wrongMethod = await inject('POST', '/me');
@@ -147,7 +147,7 @@ test('unknown routes (404), wrong methods (405) and maintenance answers (503) us
   }
   const last = await call(h, '/me', '/me', key);
   assert.deepEqual([last.statusCode, rateHeaders(last)], [200, headersAt('0')]);
-  const over = await inject('GET', '/contacts');
+  const over = await inject('GET', '/webhooks');
   assertErrorShape(over, 429, 'RATE_LIMITED');
   assert.deepEqual(rateHeaders(over), headersAt('0', '1200'));
   assert.equal(await count(`key:${keyId}`), 6);

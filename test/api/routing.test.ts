@@ -35,7 +35,7 @@ const countedAs = (count: number) => ({
 const noRateHeaders = { limit: undefined, remaining: undefined, reset: undefined, retryAfter: undefined };
 
 for (const path of [
-  '/api/v1/contacts',
+  '/api/v1/contacts/x/y',
   '/api/v1/calls/x/y',
   '/api/v1',
   '/api/v1/',
@@ -58,30 +58,37 @@ for (const path of [
   });
 }
 
-test('POST /api/v1/contacts (a planned endpoint) is an unknown route: 404', async () => {
+test('POST to a path no operation has (/api/v1/webhooks) is an unknown route: 404', async () => {
   const res = await h.app.inject({
     method: 'POST',
-    url: '/api/v1/contacts',
+    url: '/api/v1/webhooks',
     headers: bearer(key),
     payload: {},
   });
   assertErrorShape(res, 404, 'NOT_FOUND');
 });
 
-const known = () => ['/api/v1/me', '/api/v1/calls', `/api/v1/calls/${callId}`];
+/** Known paths and the methods they answer (the writes: POST /calls, POST /contacts, PATCH /contacts/{id}). */
+const known = (): [string, string, string][] => [
+  ['/api/v1/me', '/api/v1/me', 'GET'],
+  ['/api/v1/calls', '/api/v1/calls', 'GET, POST'],
+  [`/api/v1/calls/${callId}`, '/api/v1/calls/{id}', 'GET'],
+  ['/api/v1/contacts', '/api/v1/contacts', 'GET, POST'],
+  [`/api/v1/contacts/${callId}`, '/api/v1/contacts/{id}', 'GET, PATCH'],
+];
 
 for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const) {
-  test(`${method} on a known path answers 405 METHOD_NOT_ALLOWED with Allow: GET, counted against a key it carries`, async () => {
+  test(`${method} on a known path that does not serve it answers 405 METHOD_NOT_ALLOWED with Allow, counted against a key it carries`, async () => {
     let count = await keyCount();
-    for (const url of known()) {
+    for (const [url, template, allow] of known()) {
+      if (allow.split(', ').includes(method)) continue;
       for (const headers of [{}, bearer(key)]) {
         const res = await h.app.inject({ method, url, headers });
         const body = assertErrorShape(res, 405, 'METHOD_NOT_ALLOWED');
-        assert.equal(res.headers.allow, 'GET');
-        const template = url.replace(callId, '{id}');
+        assert.equal(res.headers.allow, allow);
         assert.equal(
           body.error.message,
-          `${method} is not allowed on ${template}; this path answers GET only (the REST API is read-only).`,
+          `${method} is not allowed on ${template}; this path answers ${allow} only.`,
         );
         if ('authorization' in headers) count++;
         assert.deepEqual(rateHeaders(res), 'authorization' in headers ? countedAs(count) : noRateHeaders);
@@ -91,12 +98,12 @@ for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const) {
   });
 }
 
-test('HEAD on a known path answers 405 with Allow: GET and no body, counted', async () => {
+test('HEAD on a known path answers 405 with Allow and no body, counted', async () => {
   let count = await keyCount();
-  for (const url of known()) {
+  for (const [url, , allow] of known()) {
     const res = await h.app.inject({ method: 'HEAD', url, headers: bearer(key) });
     assert.equal(res.statusCode, 405);
-    assert.equal(res.headers.allow, 'GET');
+    assert.equal(res.headers.allow, allow);
     assert.equal(res.body, '');
     assert.deepEqual(rateHeaders(res), countedAs(++count));
   }
@@ -111,7 +118,7 @@ test('a key over its limit gets 429 on an unknown route and on a wrong method to
     assert.equal((await call(h, '/me', '/me', small.key)).statusCode, 200);
     const unknown = await h.app.inject({
       method: 'GET',
-      url: '/api/v1/contacts',
+      url: '/api/v1/webhooks',
       headers: bearer(small.key),
     });
     assertErrorShape(unknown, 404, 'NOT_FOUND');
@@ -122,8 +129,8 @@ test('a key over its limit gets 429 on an unknown route and on a wrong method to
       retryAfter: undefined,
     });
     for (const [method, url] of [
-      ['GET', '/api/v1/contacts'],
-      ['POST', '/api/v1/calls'],
+      ['GET', '/api/v1/webhooks'],
+      ['PUT', '/api/v1/calls'],
       ['DELETE', `/api/v1/calls/${callId}`],
     ] as const) {
       const res = await h.app.inject({ method, url, headers: bearer(small.key) });
@@ -150,8 +157,8 @@ test('a key over its limit gets 429 on an unknown route and on a wrong method to
 test('an unknown route with an invalid key stays 404, shows no rate headers and counts as a failed authentication', async () => {
   const ip = '203.0.113.77';
   for (const [method, url] of [
-    ['GET', '/api/v1/contacts'],
-    ['POST', '/api/v1/calls'],
+    ['GET', '/api/v1/webhooks'],
+    ['PUT', '/api/v1/calls'],
   ] as const) {
     const res = await h.app.inject({ method, url, headers: bearer('cc_live_unknown'), remoteAddress: ip });
     assertErrorShape(
@@ -162,7 +169,7 @@ test('an unknown route with an invalid key stays 404, shows no rate headers and 
     assert.deepEqual(rateHeaders(res), noRateHeaders);
   }
   // Without a Bearer key nothing is counted at all.
-  await h.app.inject({ method: 'GET', url: '/api/v1/contacts', remoteAddress: ip });
+  await h.app.inject({ method: 'GET', url: '/api/v1/webhooks', remoteAddress: ip });
   assert.equal(await countOf(`authfail:${ip}`), 2);
 });
 
@@ -174,9 +181,9 @@ test('openapi.json is not counted, even when the request carries a key', async (
   assert.equal(await keyCount(), before);
 });
 
-test('a POST with a malformed JSON body still answers 405, not 400', async () => {
+test('a PUT with a malformed JSON body still answers 405, not 400', async () => {
   const res = await h.app.inject({
-    method: 'POST',
+    method: 'PUT',
     url: '/api/v1/calls',
     headers: { ...bearer(key), 'content-type': 'application/json' },
     payload: '{"broken":',
@@ -184,9 +191,9 @@ test('a POST with a malformed JSON body still answers 405, not 400', async () =>
   assertErrorShape(res, 405, 'METHOD_NOT_ALLOWED');
 });
 
-test('a POST with an unsupported content type still answers 405', async () => {
+test('a PUT with an unsupported content type still answers 405', async () => {
   const res = await h.app.inject({
-    method: 'POST',
+    method: 'PUT',
     url: '/api/v1/calls',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     payload: 'a=b',
@@ -198,7 +205,7 @@ test('routes ignore a trailing slash', async () => {
   assert.equal((await call(h, '/me', '/me/', key)).statusCode, 200);
   assert.equal((await call(h, '/calls', '/calls/', key)).statusCode, 200);
   assert.equal((await call(h, '/calls/{id}', `/calls/${callId}/`, key)).statusCode, 200);
-  const res = await h.app.inject({ method: 'POST', url: '/api/v1/calls/' });
+  const res = await h.app.inject({ method: 'PUT', url: '/api/v1/calls/' });
   assertErrorShape(res, 405, 'METHOD_NOT_ALLOWED');
 });
 

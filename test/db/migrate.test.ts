@@ -25,6 +25,7 @@ test(`migrating an empty ${engine} database creates every table`, async () => {
       'contacts',
       'email_outbox',
       'events',
+      'idempotency_keys',
       'organizations',
       'phone_numbers',
       'processing_job_outcomes',

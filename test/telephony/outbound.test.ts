@@ -509,36 +509,40 @@ test('placing a call: refusals store nothing and ask Twilio nothing', async () =
   const calls = async () => (await t.h.db.query('SELECT count(*)::int AS n FROM calls')).rows[0].n;
   const n = await calls();
   const asked = t.fake.createdCalls.length;
-  const cases: [Record<string, unknown>, number, string, string][] = [
+  const cases: [Record<string, unknown>, number, string, string, string][] = [
     [
       { from_number: '+14155559999' },
       422,
       'VALIDATION_ERROR',
       `from_number "+14155559999" is not a service number of this organization; add it with POST /admin/v1/organizations/${org.orgId}/phone-numbers.`,
+      'from_number',
     ],
     [
       { customer_phone: 'call me' },
       422,
       'VALIDATION_ERROR',
       'customer_phone "call me" is not a usable phone number; send it in E.164 (+14155552671) or in US national format.',
+      'customer_phone',
     ],
     [
       { agent_phone: '12' },
       422,
       'VALIDATION_ERROR',
       'agent_phone "12" is not a usable phone number; send it in E.164.',
+      'agent_phone',
     ],
     [
       { agent_user_id: '00000000-0000-4000-8000-000000000000' },
       422,
       'VALIDATION_ERROR',
       'agent_user_id 00000000-0000-4000-8000-000000000000 is not a user of this organization.',
+      'agent_user_id',
     ],
   ];
-  for (const [body, status, code, message] of cases) {
+  for (const [body, status, code, message, param] of cases) {
     const { res } = await placeCall(t, org, body);
     assert.equal(res.statusCode, status, JSON.stringify(body));
-    assert.deepEqual(errorJson(res), errorBody(code, message), JSON.stringify(body));
+    assert.deepEqual(errorJson(res), errorBody(code, message, T0, param), JSON.stringify(body));
   }
   const { res: extra } = await placeCall(t, org, { ring_to: '+1' });
   assert.equal(extra.statusCode, 400);

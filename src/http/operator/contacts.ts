@@ -12,7 +12,8 @@ export function contactOperatorRoutes(deps: Deps): FastifyPluginAsync {
     app.post<{ Params: { org: string } }>('/organizations/:org/contacts', async (req, reply) => {
       if (!isUuid(req.params.org)) throw notFound(`No organization ${req.params.org}.`);
       const body = parseInput(createContactSchema, req.body);
-      return reply.code(201).send(await createContact(deps, tenantScope(req.params.org), body));
+      const contact = await createContact(deps, tenantScope(req.params.org), body);
+      return reply.code(201).send({ contact_id: contact.contact_id });
     });
 
     app.patch<{ Params: { id: string } }>('/contacts/:id', async (req) => {

@@ -1,14 +1,15 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { placeOutboundCall } from '../../capture/telephony/twilio/outbound.ts';
+import { placeCall } from '../../capture/telephony/place-call.ts';
 import type { Deps } from '../../deps.ts';
+import { tenantScope } from '../../domain/tenant.ts';
 import { parseInput } from '../../errors.ts';
 import { pathId } from './path-id.ts';
 
 /**
  * POST /admin/v1/organizations/{org}/outbound-calls (operator-api.md "Telephony and processing
  * providers"): click-to-call. The service stores the call and asks Twilio to ring the agent
- * (placeOutboundCall, the function the web app and the planned public POST /calls use too).
+ * (placeCall, the function the web app and the public POST /api/v1/calls use too; live data).
  * 201 {call_id, outbound_lifecycle, failure_reason}: ringing_agent, or failed_to_initiate with its
  * failure_reason when Twilio refused the REST call (the call exists and its events went out).
  */
@@ -28,7 +29,7 @@ export function outboundCallRoutes(deps: Deps): FastifyPluginAsync {
     app.post<{ Params: { org: string } }>('/organizations/:org/outbound-calls', async (req, reply) => {
       const organizationId = pathId(req.params.org, 'organization');
       const b = parseInput(schema, req.body);
-      const placed = await placeOutboundCall(deps, organizationId, {
+      const placed = await placeCall(deps, tenantScope(organizationId), {
         agentUserId: b.agent_user_id.toLowerCase(),
         agentPhone: b.agent_phone,
         customerPhone: b.customer_phone,

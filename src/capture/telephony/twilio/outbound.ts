@@ -31,8 +31,9 @@ import { callUrl } from './urls.ts';
 
 /**
  * Outbound click-to-call through Twilio (docs/capture.md "Outbound calls"). placeOutboundCall is the
- * one service function every caller uses (the operator API, the web app's Call forms in
- * http/public/pages/calls/new.ts, and the planned public POST /calls): it stores the call in
+ * live carrier of capture/telephony/place-call.ts's placeCall, the one service function every caller
+ * uses (the operator API, the web app's Call forms in http/public/pages/calls/new.ts, and the
+ * public POST /api/v1/calls): it stores the call in
  * ringing_agent and asks Twilio to ring the agent. The agent's TwiML asks for a key press; the
  * press dials the customer from the service number, recorded dual-channel from answer. Twilio's
  * callbacks (handleOutboundCallback) then drive the lifecycle through the pure rules of
@@ -95,18 +96,23 @@ export async function placeOutboundCall(
         organizationId,
       ]);
   if (user.rowCount === 0) {
-    throw validationError(`agent_user_id ${input.agentUserId} is not a user of this organization.`);
+    throw validationError(
+      `agent_user_id ${input.agentUserId} is not a user of this organization.`,
+      'agent_user_id',
+    );
   }
   const agent = normalizePhone(input.agentPhone, country);
   if (!agent) {
     throw validationError(
       `agent_phone "${input.agentPhone}" is not a usable phone number; send it in E.164.`,
+      'agent_phone',
     );
   }
   const customer = normalizePhone(input.customerPhone, country);
   if (!customer) {
     throw validationError(
       `customer_phone "${input.customerPhone}" is not a usable phone number; send it in E.164 (+14155552671)${country ? ` or in ${country} national format` : ''}.`,
+      'customer_phone',
     );
   }
   const from = normalizePhone(input.fromNumber, country);
@@ -114,12 +120,14 @@ export async function placeOutboundCall(
   if (!from || !number) {
     throw validationError(
       `from_number "${input.fromNumber}" is not a service number of this organization; add it with POST /admin/v1/organizations/${organizationId}/phone-numbers.`,
+      'from_number',
     );
   }
   const account = await findOrganizationAccount(deps, organizationId);
   if (!account) {
     throw validationError(
       `The organization has no telephony account; connect one with PUT /admin/v1/organizations/${organizationId}/telephony.`,
+      'from_number',
     );
   }
   // The number's no_recording mode is the organization's policy for it: a call cannot override it.

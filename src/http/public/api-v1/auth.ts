@@ -7,6 +7,7 @@ import {
 } from '../../../accounts/api-key-auth.ts';
 import { hashApiKey, type Scope } from '../../../accounts/api-key-format.ts';
 import type { Deps } from '../../../deps.ts';
+import { type Environment, type TenantScope, tenantScope } from '../../../domain/tenant.ts';
 import { AppError } from '../../../errors.ts';
 import { authThrottleHeaders, decideRate } from './rate-limit.ts';
 
@@ -17,7 +18,12 @@ export interface ApiPrincipal {
   organizationId: string;
   scopes: string[];
   rateLimitPerHour: number;
+  /** the key's data environment (live keys only until test keys exist) */
+  environment: Environment;
 }
+
+/** The tenant scope of the request's key: what every area function of a /api/v1 route is given. */
+export const keyScope = (p: ApiPrincipal): TenantScope => tenantScope(p.organizationId, p.environment);
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -120,6 +126,7 @@ export function authenticate(deps: Deps, opts: AuthOptions = {}): preHandlerAsyn
       organizationId: key.organizationId,
       scopes: key.scopes,
       rateLimitPerHour: key.keyLimit,
+      environment: 'live',
     };
     req.piggyback = outcome.piggyback;
   };

@@ -2,10 +2,9 @@ import type { FastifyPluginAsync, FastifyRequest, preHandlerAsyncHookHandler } f
 import { callByIdPiggyback, listCalls } from '../../../capture/call-list.ts';
 import type { Deps } from '../../../deps.ts';
 import { type CallViewRow, toCallView } from '../../../domain/call-view.ts';
-import { tenantScope } from '../../../domain/tenant.ts';
 import { notFound } from '../../../errors.ts';
 import { isUuid } from '../../../ids.ts';
-import { authenticate, requireScope } from './auth.ts';
+import { authenticate, keyScope, requireScope } from './auth.ts';
 import { readListCallsQuery } from './calls-params.ts';
 import { readQuery } from './query.ts';
 import { ok } from './reply.ts';
@@ -29,7 +28,7 @@ export function callRoutes(deps: Deps, auth: preHandlerAsyncHookHandler): Fastif
     app.get('/calls', { preHandler: auth, exposeHeadRoute: false }, async (req) => {
       const p = requireScope(req, 'read.calls');
       const filter = readListCallsQuery(req.url);
-      const { rows, hasMore } = await listCalls(deps.db, tenantScope(p.organizationId), filter);
+      const { rows, hasMore } = await listCalls(deps.db, keyScope(p), filter);
       return ok(deps.clock, {
         items: rows.map((r) => toCallView(r, base)),
         has_more: hasMore,

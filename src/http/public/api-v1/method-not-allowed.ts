@@ -6,7 +6,7 @@ const METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'] as 
 
 /**
  * 405 METHOD_NOT_ALLOWED with an Allow header for a known /api/v1 path asked with a method it does
- * not serve (the REST API is read-only: POST /calls, DELETE /calls/{id}, HEAD /me, OPTIONS …).
+ * not serve (DELETE /calls/{id}, PUT /contacts/{id}, HEAD /me, OPTIONS …).
  * Unknown paths stay 404. Call track() before registering the routes, then answer() after: every
  * route registered in between (the recordings' included) gets its siblings. The 405 is thrown in
  * onRequest, so no body is parsed. A Bearer key the request carries is counted first (answer's
@@ -44,7 +44,7 @@ export function methodNotAllowed(app: FastifyInstance) {
             reply.header('allow', allow);
             throw new AppError(
               'METHOD_NOT_ALLOWED',
-              `${req.method} is not allowed on ${path}; this path answers ${allow} only (the REST API is read-only).`,
+              `${req.method} is not allowed on ${path}; this path answers ${allow} only.`,
             );
           },
           handler: async () => undefined,

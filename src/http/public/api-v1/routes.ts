@@ -4,10 +4,13 @@ import { notFound } from '../../../errors.ts';
 import { maintenanceError, maintenanceGate } from '../../../maintenance.ts';
 import { nulRuleAppliedBy } from '../../nul-guard.ts';
 import { authenticate, authenticatesWithKey, countWithoutOperation, duplicateAuthorization } from './auth.ts';
+import { keepRawBodies } from './body.ts';
 import { callRoutes } from './calls.ts';
+import { contactRoutes } from './contacts.ts';
 import { meRoutes } from './me.ts';
 import { methodNotAllowed } from './method-not-allowed.ts';
 import { buildOpenApiDocument } from './openapi/document.ts';
+import { placeCallRoutes } from './place-call.ts';
 import { recordingRoutes } from './recordings.ts';
 
 /** Route config flag: the route authenticates with an API key, so its requests count against it. */
@@ -18,7 +21,8 @@ const KEY_ROUTE = Symbol('key-route');
  * hooks below apply to all of them. Order of checks (docs/decisions.md): 400 for two Authorization
  * headers (onRequest; nothing counted) → 503 maintenance (onRequest)
  * → routing 404/405 → 429 failed-authentication throttle → 401 → rate-limit count/429 → 402 (the
- * authenticate preHandler) → 403 scope → 400 query → 404 resource → 409/410 (the handlers).
+ * authenticate preHandler) → 403 scope → 400 query → 400 Idempotency-Key → 415/400 body → 404
+ * resource → 422 → 409/410 (the handlers).
  *
  * Every request with an API key counts, whatever the answer (spec "Limits"): the 503, 404 and 405
  * answers, which come before authentication, count the key they carry in the onRequest hook below
@@ -32,8 +36,10 @@ export function apiRoutes(deps: Deps): FastifyPluginAsync {
     const allow = methodNotAllowed(app);
     // The NUL rule (nul-guard.ts) for the query is readQuery's (query.ts), at the "400 query" step of
     // the order above, after the key is counted; the signed download's token and exp can only match
-    // a minted link (else 401). No route here parses a body (GET only; the 405s answer in onRequest).
-    nulRuleAppliedBy(app, { query: true });
+    // a minted link (else 401). Bodies (the writes) are kept raw and read by body.ts's readBody at
+    // the "400 body" step, which applies the rule too (the 405s answer in onRequest, unread).
+    nulRuleAppliedBy(app, { query: true, body: true });
+    keepRawBodies(app);
     app.addHook('onClose', async () => gate.dispose());
     app.addHook('onRoute', (route) => {
       if (authenticatesWithKey(route.preHandler)) route.config = { ...route.config, [KEY_ROUTE]: true };
@@ -73,6 +79,8 @@ export function apiRoutes(deps: Deps): FastifyPluginAsync {
     const auth = authenticate(deps);
     await app.register(meRoutes(deps, auth));
     await app.register(callRoutes(deps, auth));
+    await app.register(placeCallRoutes(deps, auth));
+    await app.register(contactRoutes(deps, auth));
     await app.register(recordingRoutes(deps));
 
     const openapi = JSON.stringify(buildOpenApiDocument({ publicBaseUrl: deps.config.publicBaseUrl }));

@@ -11,13 +11,14 @@ import {
 import { CallPageResponse, CallResponse, MeResponse, restSchemas } from './schemas.ts';
 import type { JsonSchema, OperationSpec } from './types.ts';
 import { buildWebhooks, webhookSchemas } from './webhooks.ts';
+import { writeOperations, writeSchemas } from './writes.ts';
 
 /**
  * The OpenAPI 3.1 description of the REST API, generated from the same zod schemas the code
  * validates queries with and answers with. Served without authentication at GET /api/v1/openapi.json;
  * `npm run lint:openapi` checks it with Redocly.
  */
-export const API_REVISION = '0.12.0';
+export const API_REVISION = '0.13.0';
 const ID_PARAM = { id: { schema: z.guid(), description: 'The call_id.' } };
 
 /** The operations of /api/v1; the recordings add theirs from recordings.ts. */
@@ -89,8 +90,8 @@ export function buildOpenApiDocument(opts: {
   operations?: OperationSpec[];
   schemas?: Record<string, z.ZodType>;
 }): JsonSchema {
-  const operations = opts.operations ?? [...restOperations, ...recordingOperations];
-  const schemas = opts.schemas ?? { ...restSchemas, ...recordingSchemas, ...webhookSchemas };
+  const operations = opts.operations ?? [...restOperations, ...writeOperations, ...recordingOperations];
+  const schemas = opts.schemas ?? { ...restSchemas, ...writeSchemas, ...recordingSchemas, ...webhookSchemas };
   const registry = z.registry<{ id: string }>();
   const idOf = new Map<z.ZodType, string>();
   for (const [id, schema] of Object.entries(schemas)) {
@@ -163,6 +164,24 @@ export function buildOpenApiDocument(opts: {
         description: `${p.description} Accepts ${p.accepts}.`,
         schema: toJson(p.schema),
       })),
+      ...(op.idempotent
+        ? [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              description:
+                'Makes the request safe to retry (as Stripe has it): 1 to 255 printable ASCII characters, e.g. a UUID. ' +
+                'The same key with the same body within 24 hours answers the first answer again (same status, same body, ' +
+                'header Idempotent-Replayed: true) and has no second effect, also when the two requests arrive at the same ' +
+                'moment; the same key with a different body answers 422 IDEMPOTENCY_KEY_REUSED. Keys are scoped to the ' +
+                "organization, the key's environment and the operation (the organization's API keys share them). " +
+                'Answers 429 and 5xx are not kept: a retry runs again. An empty, over-long or non-printable key answers 400 ' +
+                'with error.param Idempotency-Key.',
+              schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+            },
+          ]
+        : []),
       {
         name: 'X-Request-Id',
         in: 'header',
@@ -181,6 +200,15 @@ export function buildOpenApiDocument(opts: {
       tags: [op.tag],
       security: op.auth.bearer ? [{ apiKey: op.auth.scope ? [op.auth.scope] : [] }] : [],
       ...(parameters.length ? { parameters } : {}),
+      ...(op.requestBody
+        ? {
+            requestBody: {
+              description: op.requestBody.description,
+              required: op.requestBody.required,
+              content: { 'application/json': { schema: toJson(op.requestBody.schema) } },
+            },
+          }
+        : {}),
       responses,
     };
   }
@@ -193,19 +221,21 @@ export function buildOpenApiDocument(opts: {
     info: {
       title: 'Call Capture Service API',
       version: API_REVISION,
-      summary: 'Read-only REST API of the Call Capture Service (interface version 2026-06-15, Beta).',
+      summary: 'REST API of the Call Capture Service (interface version 2026-06-15, Beta).',
       description:
-        'Records, transcribes and summarises phone calls. The REST API is read-only; webhooks are the primary data ' +
-        'channel. All data is scoped to the organization of the API key. Limits: 1000 requests per hour per key, ' +
-        '5000 per account (sum of its keys), fixed windows resetting on the UTC hour; every request counts, whatever ' +
-        'its status. New response fields, event types and endpoints may be added within v1.',
+        'Records, transcribes and summarises phone calls. The REST API reads calls and recordings, reads and writes ' +
+        'contacts and places outbound calls; webhooks are the primary data channel. All data is scoped to the ' +
+        'organization of the API key. Limits: 1000 requests per hour per key, 5000 per account (sum of its keys), ' +
+        'fixed windows resetting on the UTC hour; every request counts, whatever its status, writes like reads. ' +
+        'New response fields, event types and endpoints may be added within v1.',
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: `${opts.publicBaseUrl}/api/v1`, description: 'This deployment' }],
     security: [{ apiKey: [] }],
     tags: [
       { name: 'Identity', description: 'The calling key.' },
-      { name: 'Calls', description: 'Recorded calls and their processed analysis.' },
+      { name: 'Calls', description: 'Recorded calls and their processed analysis; placing outbound calls.' },
+      { name: 'Contacts', description: 'The organization’s contacts, linked to calls by the E.164 number.' },
       { name: 'Recordings', description: 'Signed links to call recordings.' },
     ]
       .filter((t) => operations.some((o) => o.tag === t.name))

@@ -66,7 +66,9 @@ export const SHARED_ERRORS: Record<number, { name: string; response: JsonSchema 
   400: {
     name: 'BadRequest',
     response: errorResponse(
-      'BAD_REQUEST: a query parameter is unknown, repeated, or has an invalid value; the message names it and the accepted values. ' +
+      'BAD_REQUEST: a query parameter is unknown, repeated, or has an invalid value; a body field is unknown, missing or of ' +
+        'the wrong type, or the body is not JSON; or the Idempotency-Key header is unusable. The message names it and the ' +
+        'accepted values, error.param the parameter, field or header. ' +
         'Also a request with more than one Authorization header (refused before authentication: it counts against no key and ' +
         'carries no X-RateLimit-* headers).',
       rateLimitHeaders(false),
@@ -96,7 +98,7 @@ export const SHARED_ERRORS: Record<number, { name: string; response: JsonSchema 
   404: {
     name: 'NotFound',
     response: errorResponse(
-      "NOT_FOUND: no such call in the key's organization (also for another organization's call, a deleted call, or a malformed id).",
+      "NOT_FOUND: no such call or contact in the key's organization and environment (also for another organization's, a deleted call, or a malformed id).",
       rateLimitHeaders(true),
     ),
   },

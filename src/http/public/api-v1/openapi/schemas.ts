@@ -108,8 +108,13 @@ export const ErrorBody = z
         .string()
         .optional()
         .describe(
-          'BAD_REQUEST only, when one query parameter or body field is at fault: its name (the first one the message names).',
+          'BAD_REQUEST, VALIDATION_ERROR and IDEMPOTENCY_KEY_REUSED, when one query parameter, body field or header is at ' +
+            'fault: its name (the first one the message names), e.g. limit, customer_phone, Idempotency-Key.',
         ),
+      contact_id: z
+        .guid()
+        .optional()
+        .describe('CONTACT_EXISTS only: the contact that already has the phone number.'),
     }),
     meta: Meta.extend({
       request_id: z

@@ -33,7 +33,7 @@ export type ErrorSpec =
     };
 
 export interface OperationSpec {
-  method: 'get';
+  method: 'get' | 'post' | 'patch';
   /** OpenAPI path template relative to the server URL ({base_url}), e.g. /calls/{id} */
   path: string;
   operationId: string;
@@ -44,6 +44,10 @@ export interface OperationSpec {
   auth: { bearer: true; scope: Scope | null } | { bearer: false };
   pathParams?: Record<string, { schema: z.ZodType; description: string }>;
   query?: QueryParams;
+  /** a JSON request body: the zod schema the route validates it with (listed in the components) */
+  requestBody?: { schema: z.ZodType; description: string; required: boolean };
+  /** takes the Idempotency-Key header (and its answers may carry Idempotent-Replayed) */
+  idempotent?: boolean;
   /** whether X-RateLimit-* headers ride on the success answers (default: when bearer-authenticated) */
   rateLimited?: boolean;
   /** the Cache-Control value of this operation's answers (default no-store) */

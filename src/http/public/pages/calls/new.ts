@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { type CallSetup, loadCallSetup, setupReady } from '../../../../capture/telephony/call-setup.ts';
-import { placeOutboundCall } from '../../../../capture/telephony/twilio/outbound.ts';
+import { placeCall } from '../../../../capture/telephony/place-call.ts';
 import { getContact } from '../../../../contacts/contacts.ts';
 import type { Deps } from '../../../../deps.ts';
 import type { InitiateFailureReason } from '../../../../domain/outbound-progress.ts';
@@ -17,8 +17,8 @@ import { CallForm, type CallValues, NOT_SET_UP } from './call-form.ts';
  * Click-to-call from the web app (issue 9): the "Call" form (the call page's "Call back", a
  * contact's page, the calls list's "New call", and the page /app/calls/new the contacts list links
  * to) and its POST /app/calls. The signed-in user is the agent: the service rings the agent's own
- * phone first, then dials the customer from a service number (placeOutboundCall, the function the
- * operator API uses). The agent's phone is prefilled with the one of the user's latest outbound call
+ * phone first, then dials the customer from a service number (placeCall, the function the
+ * operator API and POST /api/v1/calls use). The agent's phone is prefilled with the one of the user's latest outbound call
  * (docs/decisions.md "Click-to-call in the web app"). A success answers 303 to the new call's page;
  * a refusal re-renders the form with what was typed and a message: 400 for a number that is no
  * phone number, 409 while the organization has no telephony, 502 when Twilio did not place the call
@@ -125,7 +125,7 @@ export function newCallPages(deps: Deps): FastifyPluginAsync {
       const values = readCallForm(req.body);
       try {
         checkCall(values, setup);
-        const placed = await placeOutboundCall(deps, user.session.organizationId, {
+        const placed = await placeCall(deps, scopeOf(user), {
           agentUserId: user.session.userId,
           agentPhone: values.agent_phone,
           customerPhone: values.customer_phone,

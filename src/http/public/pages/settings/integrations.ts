@@ -62,7 +62,7 @@ function KeyForm({ user, values }: { user: PageUser; values?: KeyFormValues }): 
       <p class="muted" id="key-name-hint">So you can tell your keys apart, e.g. "CRM sync".</p>
     </div>
     <fieldset>
-      <legend>What the key may read</legend>
+      <legend>What the key may do</legend>
       ${ORDINARY_SCOPES.map(
         (s) => html`<label class="check">
           <input type="checkbox" name="scopes" value=${s} checked=${v.scopes.includes(s)} />

@@ -9,22 +9,17 @@ export const SCOPE_WORDS: Record<string, string> = {
     'List and read calls (GET /calls, GET /calls/{id}): metadata, processed analysis, follow-up drafts.',
   'read.recordings':
     'Download call audio: GET /calls/{id}/recording-url mints a 15-minute link to the recording of any call of your organization.',
-  'write.calls': 'Reserved for planned endpoints; grants nothing today.',
-  'read.contacts': 'Reserved for planned endpoints; grants nothing today.',
-  'write.contacts': 'Reserved for planned endpoints; grants nothing today.',
+  'write.calls':
+    'Place outbound calls (POST /calls): the service rings the agent, then dials the customer from a service number.',
+  'read.contacts': 'List and read contacts (GET /contacts, GET /contacts/{id}).',
+  'write.contacts': 'Create and edit contacts (POST /contacts, PATCH /contacts/{id}).',
   'manage.webhooks': 'Reserved for planned endpoints; grants nothing today.',
   'manage.api_keys': 'Reserved for planned endpoints; grants nothing today.',
 };
 
 /** The scopes offered with ordinary checkboxes; read.recordings has its own consent box. */
-export const ORDINARY_SCOPES = ['read.calls'] as const;
-export const RESERVED_SCOPES = [
-  'write.calls',
-  'read.contacts',
-  'write.contacts',
-  'manage.webhooks',
-  'manage.api_keys',
-] as const;
+export const ORDINARY_SCOPES = ['read.calls', 'write.calls', 'read.contacts', 'write.contacts'] as const;
+export const RESERVED_SCOPES = ['manage.webhooks', 'manage.api_keys'] as const;
 export const RECORDINGS_CONSENT =
   'I allow this key to download call recordings (the audio of every call of this organization), in addition to reading calls.';
 
