@@ -74,6 +74,12 @@ export interface AnalyzerInput {
    * its text looks like, so no draft is offered. Optional (false).
    */
   voicemail?: boolean;
+  /**
+   * When the call started (calls.created_at): the reference a relative date said in the call
+   * ("tomorrow", "el lunes", "übermorgen") is resolved against, forward. Optional: without it a
+   * date is kept as said.
+   */
+  startedAt?: Date | null;
 }
 
 export interface AnalyzerResult {
