@@ -1,6 +1,6 @@
 /**
  * npm run bench:analysis — how often the analysis fields are right, on the golden set
- * (bench/data/analysis-golden/*.json; its README says what counts as right for each field).
+ * (bench/golden/analysis/*.json; its README says what counts as right for each field).
  *
  * Runs the built-in `rules` analyser over every call, beside a baseline measured in the same run:
  * an analyser that answers null everywhere (what a field scores by staying empty — the floor any
@@ -23,7 +23,7 @@ import { analysisProviderFromConfig } from '../src/capture/providers/index.ts';
 import { loadConfig } from '../src/config.ts';
 import type { AnalyzerInput, AnalyzerResult } from '../src/domain/capture-providers.ts';
 
-const DIR = join(dirname(fileURLToPath(import.meta.url)), 'data', 'analysis-golden');
+const DIR = join(dirname(fileURLToPath(import.meta.url)), 'golden', 'analysis');
 
 const KINDS = [
   'lead',
@@ -382,7 +382,7 @@ function printReports(reports: Report[]): void {
 async function main(): Promise<number> {
   const only = process.env.BENCH_ONLY;
   const calls = loadGoldenSet().filter((c) => !only || c.id.startsWith(only));
-  console.log(`# bench:analysis — ${calls.length} calls (bench/data/analysis-golden)\n`);
+  console.log(`# bench:analysis — ${calls.length} calls (bench/golden/analysis)\n`);
   const reports: Report[] = [];
   reports.push(
     await measure('baseline: all null', calls, async () => ({ analysis: nullAnalysis(), followup: null })),
