@@ -37,7 +37,8 @@ export function callTurns(transcript: string, organizationName: string): CallTur
   const agents = agentSpeakers(read.speakers, organizationName);
   return read.turns.map((t, index) => ({
     role: t.speaker !== null && agents.has(t.speaker) ? 'agent' : 'customer',
-    text: t.text,
+    // one apostrophe for the rules ("c’est" is "c'est")
+    text: t.text.replace(/[’ʼ]/g, "'"),
     index,
   }));
 }
@@ -51,11 +52,11 @@ const KIND_RULES: [Exclude<CallKind, 'lead'>, RegExp][] = [
   ],
   [
     'spam',
-    /(extended warranty|press (?:one|two|1|2)\b|drücken sie (?:jetzt )?(?:die taste|eins|1)|pulse (?:uno|el 1)|appuyez sur|business listing|google (?:business|maps|listing)|final notice|\bseo\b|search results|digital marketing|marketing agency|gewinnspiel|gewonnen|herzlichen glückwunsch|congratulations[,!]? you|you(?:'ve| have) (?:been selected|won)|oferta exclusiva|compañía de la luz|rebaja en (?:la|su) factura|panneaux solaires|isolation à un euro|aide de l'état|offre limitée|lower your (?:interest|rate)|this is an automated|automated message|energieversorger|stromanbieter|crédit d'impôt exceptionnel)/iu,
+    /(extended warranty|press (?:one|two|1|2)\b|drücken sie (?:jetzt )?(?:die taste|eins|1)|pulse (?:uno|el 1)|appuyez sur|business listing|google (?:business|maps|listing)|final notice|\bseo\b|search results|digital marketing|marketing agency|gewinnspiel|gewonnen|herzlichen glückwunsch|congratulations[,!]? you|you(?:'ve| have) (?:been selected|won)|oferta exclusiva|compañía de la luz|rebaja en (?:la|su) factura|panneaux solaires|isolation à un euro|aide de l'état|offre limitée|lower your (?:interest|rate)|this is an automated|automated message|energieversorger|stromanbieter|crédit d'impôt exceptionnel|branchenbuch|ihr eintrag|your listing|directory listing|annuaire|guía de empresas|verify your (?:listing|details))/iu,
   ],
   [
     'applicant',
-    /(\bresume\b|\brésumé\b|\bcv\b|currículum|curriculum|\bhiring\b|job (?:opening|ad|posting|offer)|the position|apprentice|renting (?:any )?chairs|stellenanzeige|bewerb|die stelle|als (?:aushilfe|mitarbeiter)|candidature|un poste|offre d'emploi|buscan personal|oferta de empleo|el puesto|trabajo con ustedes)/iu,
+    /(\bresume\b|\brésumé\b|\bcv\b|currículum|curriculum|\bhiring\b|job (?:opening|ad|posting|offer)|the position|apprentice|renting (?:any )?chairs|stellenanzeige|bewerb|die stelle|als (?:aushilfe|mitarbeiter)|candidature|un poste|offre d'emploi|buscan personal|oferta de empleo|el puesto|trabajo con ustedes|\bemploi\b|embauch|are you hiring|busco trabajo|\bempleo\b|suche (?:eine )?arbeit|ausbildungsplatz|praktikum)/iu,
   ],
   [
     'supplier',
@@ -99,7 +100,7 @@ const NAME_SEQ = String.raw`(${UPPER_WORD}(?:\s+${UPPER_WORD}){0,2})`;
 
 /** Self-introductions, strongest first; the name follows (after a title, which is dropped). */
 const INTRODUCTIONS: RegExp[] = [
-  `(?:my name is|my name's|mein name ist|ich heiße|je m'appelle|mon nom est|je suis|me llamo|mi nombre es)`,
+  `(?:my name is|my name's|name's|mein name ist|ich heiße|je m'appelle|mon nom est|je suis|me llamo|mi nombre es)`,
   `(?:this is|it's|it is|i'm|i am|hier (?:spricht|ist)|ich bin|c'est|ici|soy|habla|le habla)`,
 ].map((lead) => new RegExp(String.raw`(?:^|[^\p{L}])(?i:${lead}\s+${ARTICLE}${TITLE}?)${NAME_SEQ}`, 'gu'));
 /** "Dave here", "Jürgen Becker hier", "Jess speaking". */
@@ -200,6 +201,8 @@ const SERVICE_TERMS =
     'cleaning limpieza détartrage zahnreinigung check-up checkup revisión contrôle kontrolle filling empaste plombage füllung ' +
     'crown corona couronne krone implant implante brace bracket ortodon extraction extracción whitening blanqueamiento ' +
     'blanchiment vaccin impf vacun spay neuter castr stérilis vet veterinar vétérinaire tierarzt ' +
+    'physio krankengymnastik fisioterapia kiné therapy therapie terapia thérapie back_pain dolor douleur schmerz ' +
+    'shoulder schulter hombro épaule knee knie rodilla genou prescription rezept receta ordonnance ' +
     'haircut hair_cut corte cortar pelo cheveux coupe haare schneiden colour color tinte teñir couleur coloration färb ' +
     'highlights mechas mèches strähnchen blow-dry brushing föhn trim beard barba barbe bart manicure manicura manucure ' +
     'nails uñas ongles nägel wax depila épil massage masaje massag facial ' +
