@@ -7,13 +7,19 @@ import {
   SUBJECT_MAX,
   truncate,
 } from '../domain/analysis.ts';
-import type { AnalyzerInput, AnalyzerResult } from '../domain/capture-providers.ts';
+import type {
+  AnalyzerInput,
+  AnalyzerResult,
+  EvidenceField,
+  FieldEvidence,
+} from '../domain/capture-providers.ts';
 import {
   ADMIN_RE,
   BROWSING_RE,
   type CallKind,
   callKind,
   callTurns,
+  type Found,
   findAddress,
   findCallerName,
   findCity,
@@ -87,7 +93,8 @@ export function analyzeByRules(input: AnalyzerInput): AnalyzerResult {
     : null;
   const addressFound = lead ? findAddress(turns) : null;
   const address = addressFound?.value ?? null;
-  const city = lead ? (findCity(turns, addressFound)?.value ?? null) : null;
+  const cityFound = lead ? findCity(turns, addressFound) : null;
+  const city = cityFound?.value ?? null;
   const phones = extractPhoneNumbers(said, input.country ?? null);
   const summary = sents.length ? truncate(sents.slice(0, SUMMARY_SENTENCES).join(' '), SUMMARY_MAX) : null;
   const details = [
@@ -129,11 +136,21 @@ export function analyzeByRules(input: AnalyzerInput): AnalyzerResult {
   };
   if (language) analysis.detected_language = language;
 
+  const evidence: Partial<Record<EvidenceField, FieldEvidence>> = {};
+  const cite = (field: EvidenceField, value: string | null, found: Found | null) => {
+    if (value !== null && found) evidence[field] = { quote: found.quote, turn: found.turn, start: null };
+  };
+  cite('caller_name', analysis.caller_name, name);
+  cite('service_needed', analysis.service_needed, serviceFound);
+  cite('preferred_date', analysis.preferred_date, dateFound);
+  cite('client_address', analysis.client_address, addressFound);
+  cite('client_city', analysis.client_city, cityFound);
+
   const followup =
     twoSided && !voicemail && lead && summary
       ? composeFollowup(analysis, orgName, language ?? input.organization.language)
       : null;
-  return { analysis, followup };
+  return Object.keys(evidence).length ? { analysis, followup, evidence } : { analysis, followup };
 }
 
 /** What additional_details says of a call that is not a lead. */

@@ -256,7 +256,18 @@ function sentencesOf(text: string): string[] {
 
 /** A clause of at most SERVICE_MAX characters around the service words, fillers trimmed. */
 function clauseOf(sentence: string): string {
-  let s = sentence.replace(FILLER, '').replace(/[.!?]+$/, '');
+  // the comma-separated part that names most of the service ("my name is Jane, my sink leaks")
+  const parts = sentence
+    .replace(/[.!?]+$/, '')
+    .split(/,\s+|;\s+|\s+[–—-]\s+/)
+    .map((p) => p.replace(FILLER, '').trim())
+    .filter((p) => p.split(/\s+/).length >= 2);
+  const best = parts.reduce<{ part: string; n: number } | null>((b, part) => {
+    const terms = [...part.matchAll(TERM_RE)].length;
+    const n = serviceTerms(part) + terms + (NEED_RE.test(part) ? 2 : 0);
+    return terms > 0 && (!b || n > b.n) ? { part, n } : b;
+  }, null);
+  let s = best?.part ?? sentence.replace(FILLER, '').replace(/[.!?]+$/, '');
   if (s.length > SERVICE_MAX) {
     const cut = s.slice(0, SERVICE_MAX);
     const at = Math.max(cut.lastIndexOf(', '), cut.lastIndexOf(' – '), cut.lastIndexOf(' - '));

@@ -98,6 +98,7 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
         transcriptOriginal: text,
         analysis: result.analysis,
         followup: result.followup,
+        evidence: result.evidence ?? null,
         now: deps.clock.now(),
       });
       await settleCompletion(tx, deps, fresh);
