@@ -83,7 +83,8 @@ export function analyzeByRules(input: AnalyzerInput): AnalyzerResult {
   // a robocall's or cold caller's persona is not a caller to write to
   const name = kind === 'spam' || kind === 'wrong_number' ? null : findCallerName(turns, orgName);
   const serviceFound = lead ? findService(turns) : null;
-  const service = serviceFound ? servicePhrase(serviceFound) : null;
+  // no trade's word: the phrase after "I need" / "ich brauche" / "necesito", as before
+  const service = serviceFound ? servicePhrase(serviceFound) : lead ? extractService(said) : null;
   const dateFound = lead ? findPreferredDate(turns, language, input.startedAt ?? new Date()) : null;
   // without the call's start the day is kept as said: "tomorrow" resolved against now would be a guess
   const date = dateFound
