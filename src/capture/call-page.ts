@@ -37,6 +37,8 @@ export interface CallPageRow extends CallRowFacts {
   agent_email: string | null;
   analysis: Record<string, unknown> | null;
   transcript_original: string | null;
+  /** call_analyses.evidence: per field, the words it was read from (issue 19); null when none */
+  evidence: Record<string, { quote?: unknown }> | null;
 }
 
 export const CALL_NOT_FOUND = 'No call with this id exists in your organization.';
@@ -69,7 +71,7 @@ const CALL_COLUMNS = `c.id, c.direction, c.caller_phone, c.customer_phone_e164, 
             c.trashed_at, c.deletion_scheduled_at, c.pending_deletion_at, c.deletion_reason, c.created_at,
             o.entitlement, u.email AS agent_email,
             ca.call_id IS NOT NULL AS has_analysis, ca.analysis, ca.transcript_original,
-            ca.language AS analysis_language, ca.followup_email`;
+            ca.language AS analysis_language, ca.followup_email, ca.evidence`;
 
 const CALL_FROM = `FROM calls c
        JOIN organizations o ON o.id = c.organization_id

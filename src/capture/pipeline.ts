@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import type { FollowupDraft, ProcessedAnalysis } from '../domain/analysis.ts';
+import type { AnalyzerResult } from '../domain/capture-providers.ts';
 import { AppError } from '../errors.ts';
 import { type IngestCall, lockLiveCall } from './call-record.ts';
 import { completeIfReady, RECORDING_WAIT_MS } from './completion.ts';
@@ -83,6 +84,8 @@ export async function storeAnalysis(
     transcriptOriginal: string | null;
     analysis: ProcessedAnalysis;
     followup: FollowupDraft | null;
+    /** the words each field was read from (call_analyses.evidence), when the analyser gave them */
+    evidence?: AnalyzerResult['evidence'] | null;
     now: Date;
   },
 ): Promise<void> {
@@ -93,8 +96,8 @@ export async function storeAnalysis(
   const followup = voicemail.rows[0]?.voicemail ? null : a.followup;
   await tx.query(
     `INSERT INTO call_analyses (call_id, organization_id, transcript_original, language, analysis, followup_email,
-       created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
+       created_at, updated_at, evidence)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)`,
     [
       a.callId,
       a.organizationId,
@@ -103,6 +106,7 @@ export async function storeAnalysis(
       JSON.stringify(a.analysis),
       followup ? JSON.stringify(followup) : null,
       a.now,
+      a.evidence && Object.keys(a.evidence).length ? JSON.stringify(a.evidence) : null,
     ],
   );
   await tx.query(

@@ -39,15 +39,24 @@ function customerSide(turns: Turn[], speakers: string[], organizationName: strin
       .map((t) => t.text)
       .join(' ')
       .trim();
-  const org = organizationName.trim().toLowerCase();
-  const isAgent = (s: string) => AGENT_LABEL.test(s) || (org !== '' && s.toLowerCase() === org);
-  // Generic labels (Speaker 1/Speaker 2): the company side speaks first, answering or dialling.
-  const agents = speakers.some(isAgent) ? new Set(speakers.filter(isAgent)) : new Set([speakers[0]]);
+  const agents = agentSpeakers(speakers, organizationName);
   return turns
     .filter((t) => t.speaker === null || !agents.has(t.speaker))
     .map((t) => t.text)
     .join(' ')
     .trim();
+}
+
+/**
+ * The labels of the company's side (two or more speakers): agent-like labels or the organization's
+ * name; with generic labels (Speaker 1/Speaker 2) the first speaker — the company side speaks first,
+ * answering or dialling. Empty with fewer than two speakers (everything is the customer's).
+ */
+export function agentSpeakers(speakers: string[], organizationName: string): Set<string> {
+  if (speakers.length < 2) return new Set();
+  const org = organizationName.trim().toLowerCase();
+  const isAgent = (s: string) => AGENT_LABEL.test(s) || (org !== '' && s.toLowerCase() === org);
+  return speakers.some(isAgent) ? new Set(speakers.filter(isAgent)) : new Set([speakers[0]]);
 }
 
 /**

@@ -74,10 +74,38 @@ export interface AnalyzerInput {
    * its text looks like, so no draft is offered. Optional (false).
    */
   voicemail?: boolean;
+  /**
+   * When the call started (calls.created_at): the reference a relative date said in the call
+   * ("tomorrow", "el lunes", "übermorgen") is resolved against, forward. Optional: without it a
+   * date is kept as said.
+   */
+  startedAt?: Date | null;
+}
+
+/** The analysis fields that keep the words they were read from (AnalyzerResult.evidence). */
+export type EvidenceField =
+  | 'caller_name'
+  | 'service_needed'
+  | 'preferred_date'
+  | 'client_city'
+  | 'client_address';
+
+/** Where a field's value was said: the words as transcribed, the turn, the time when known. */
+export interface FieldEvidence {
+  quote: string;
+  /** the 0-based turn (line) of the transcript */
+  turn: number;
+  /** seconds from the start of the recording, when the transcript segment had a time; else null */
+  start: number | null;
 }
 
 export interface AnalyzerResult {
   analysis: ProcessedAnalysis;
+  /**
+   * Per extracted field, the words it was read from (the rules analyser gives it; a model provider
+   * may not). Stored in call_analyses.evidence; never sent in transcript_processed. Optional.
+   */
+  evidence?: Partial<Record<EvidenceField, FieldEvidence>>;
   /** null for voicemail, one-sided calls, or when no draft could be composed */
   followup: FollowupDraft | null;
   /**

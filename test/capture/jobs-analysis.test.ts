@@ -13,6 +13,8 @@ import { Writable } from 'node:stream';
 import { after, afterEach, before, test } from 'node:test';
 import { pino } from 'pino';
 import { submitTranscript } from '../../src/capture/pipeline.ts';
+import { analysisProviderFromConfig } from '../../src/capture/providers/index.ts';
+import { loadConfig } from '../../src/config.ts';
 import type { CaptureProviders } from '../../src/deps.ts';
 import type { AnalyzerInput } from '../../src/domain/capture-providers.ts';
 import { eventsOf, typesOf } from '../helpers/events.ts';
@@ -239,4 +241,44 @@ test('an answer of the wrong type is retried, then refused: needs_review, logged
       ],
     ],
   );
+});
+
+test('the rules analyser resolves dates against the call’s start and its evidence is stored, never sent', async () => {
+  const seen: AnalyzerInput[] = [];
+  const rules = analysisProviderFromConfig(loadConfig({}));
+  h.deps.capture = {
+    transcription: null,
+    analysis: {
+      name: 'rules',
+      analyze: async (input: AnalyzerInput) => {
+        seen.push(input);
+        return rules.analyze(input);
+      },
+    },
+  };
+  const id = await insertCall(h.db, { orgId, recordingState: 'not_captured' });
+  await h.db.query("UPDATE calls SET created_at = '2026-03-09T15:00:00Z' WHERE id = $1", [id]); // a Monday
+  const text =
+    'Agent: Acme, how can I help?\nCustomer: Hi, my name is Jane Miller, my kitchen sink is leaking.\nAgent: We could come Thursday.\nCustomer: Thursday is perfect.';
+  await submitTranscript(h.deps, id, { text, language: 'en' });
+  await settleJobs(h.deps);
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0].startedAt?.toISOString(), '2026-03-09T15:00:00.000Z');
+  const { rows } = await h.db.query<{ analysis: Record<string, unknown>; evidence: unknown }>(
+    'SELECT analysis, evidence FROM call_analyses WHERE call_id = $1',
+    [id],
+  );
+  assert.equal(rows[0].analysis.preferred_date, 'Thursday (2026-03-12)');
+  assert.deepEqual(rows[0].evidence, {
+    caller_name: { quote: 'my name is Jane Miller', turn: 1, start: null },
+    service_needed: {
+      quote: 'Hi, my name is Jane Miller, my kitchen sink is leaking.',
+      turn: 1,
+      start: null,
+    },
+    preferred_date: { quote: 'Thursday is perfect.', turn: 3, start: null },
+  });
+  // transcript_processed carries the analysis only: the quotes are transcript words
+  const completed = await payload(id, 'call.completed');
+  assert.equal('evidence' in (completed.transcript_processed as object), false);
 });

@@ -71,9 +71,10 @@ before(async () => {
       language: 'en',
     },
   });
-  await h.db.query('UPDATE call_analyses SET transcript_original = $2 WHERE call_id = $1', [
+  await h.db.query('UPDATE call_analyses SET transcript_original = $2, evidence = $3 WHERE call_id = $1', [
     ids.full,
     TRANSCRIPT,
+    JSON.stringify({ preferred_date: { quote: 'Tomorrow at nine works', turn: 3, start: null } }),
   ]);
   // The matches as completion keeps them on the call (capture/completion.ts).
   await h.db.query('UPDATE calls SET tracker_matches = $2 WHERE id = $1', [
@@ -229,6 +230,11 @@ test('the call page shows the call, plays and seeks its recording over Range req
   assert.equal(await page.locator('.transcript .speaker').first().textContent(), 'Agent:');
   assert.match((await page.locator('.transcript').textContent()) ?? '', /Caller: Tomorrow at nine works/);
   assert.match((await page.locator('main').textContent()) ?? '', /Lead score8 out of 10/);
+  // the words a field was read from, beside it (issue 19's evidence)
+  assert.equal(
+    await page.locator('dl.facts dd', { hasText: 'tomorrow at nine' }).locator('q.evidence').textContent(),
+    'Tomorrow at nine works',
+  );
   assert.equal(await page.getByRole('button', { name: 'Copy e-mail text' }).isVisible(), true);
   assert.match((await page.locator('#draft-body').textContent()) ?? '', /We will be there tomorrow at nine/);
   // Copying is said in a polite live region too, so a screen reader announces it.

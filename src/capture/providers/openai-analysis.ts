@@ -51,6 +51,7 @@ Answer with one JSON object that follows the given schema. Rules:
 - lead_score is an integer from 1 (no business value) to 10 (a ready customer with a clear need, time and place); null when nobody said anything.
 - caller_name is the customer's name on an inbound call; counterparty_name is the customer's name on an outbound call; the other one is always null.
 - detected_language is the ISO 639-1 code of the language the customer spoke.
+- preferred_date is the day the customer wants (said by them, or proposed to them and accepted; the last one when they correct themselves), resolved forward against call_started_at when it is given: the words as said followed by the day in parentheses, e.g. "Friday morning (2026-03-13)". A card's expiry date or a day in the past is not a preferred date.
 - followup_email, when the schema allows one: a short e-mail to the customer written in the call's detected language (the organization's language when it cannot be told), plain text, no HTML or Markdown, that thanks them for the call and restates what they asked for and any agreed time. It has no signature and no closing formula such as "Best regards": the sender adds their own. null when no useful e-mail can be written.`;
 
 export function openAiAnalysis(opts: OpenAiAnalysisOptions): AnalysisProvider {
@@ -106,6 +107,8 @@ export function openAiAnalysis(opts: OpenAiAnalysisOptions): AnalysisProvider {
             direction: input.direction,
             language_reported_by_speech_to_text: primaryLanguage(input.language),
             follow_up_email_allowed: twoSided,
+            // relative dates ("tomorrow", "el lunes") are said relative to this
+            call_started_at: input.startedAt?.toISOString() ?? null,
             transcript: input.transcript,
           }),
         },

@@ -94,6 +94,7 @@ test('the request carries a strict JSON schema generated from the zod schema tha
     direction: 'inbound',
     language_reported_by_speech_to_text: null,
     follow_up_email_allowed: true,
+    call_started_at: null,
     transcript: STEREO_TRANSCRIPT,
   });
 

@@ -46,6 +46,7 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
         organization: { name: call.org_name, language: call.org_language },
         country: facts.rows[0]?.country ?? null,
         voicemail: facts.rows[0]?.voicemail === true,
+        startedAt: call.created_at,
       });
     } catch (err) {
       if (!(err instanceof ProviderError) || err.kind !== 'invalid_output') throw err;
@@ -97,6 +98,7 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
         transcriptOriginal: text,
         analysis: result.analysis,
         followup: result.followup,
+        evidence: result.evidence ?? null,
         now: deps.clock.now(),
       });
       await settleCompletion(tx, deps, fresh);

@@ -211,6 +211,12 @@ function Transcript({ c }: { c: CallPageRow }): VNode {
   </div>`;
 }
 
+/** The words of the transcript a field was read from (call_analyses.evidence), when kept. */
+function evidenceQuote(c: CallPageRow, key: string): string | null {
+  const q = c.evidence?.[key]?.quote;
+  return typeof q === 'string' && q.trim() ? q : null;
+}
+
 function analysisValue(key: string, v: unknown): string | null {
   if (v === null || v === undefined || v === '') return null;
   if (key === 'services_match') return v === true ? 'Yes' : v === false ? 'No' : null;
@@ -225,14 +231,17 @@ function Analysis({ c }: { c: CallPageRow }): VNode {
     </p>`;
   }
   const a = canonicalAnalysis(c.analysis);
-  const rows = ANALYSIS_LABELS.map(([k, label]) => [label, analysisValue(k, a[k])] as const).filter(
-    ([, v]) => v !== null,
-  );
+  const rows = ANALYSIS_LABELS.map(
+    ([k, label]) => [label, analysisValue(k, a[k]), evidenceQuote(c, String(k))] as const,
+  ).filter(([, v]) => v !== null);
   const items: ProposalItem[] = Array.isArray(a.proposal_items) ? a.proposal_items : [];
   return html`${
     rows.length === 0
       ? html`<p class="muted">The call contained none of the details the analysis looks for.</p>`
-      : html`<dl class="facts">${rows.map(([label, v]) => html`<dt>${label}</dt><dd>${v}</dd>`)}</dl>`
+      : html`<dl class="facts">${rows.map(
+          ([label, v, quote]) =>
+            html`<dt>${label}</dt><dd>${v}${quote ? html`<br /><q class="muted evidence">${quote}</q>` : null}</dd>`,
+        )}</dl>`
   }
     ${
       items.length > 0
