@@ -137,3 +137,16 @@ describe('redactText', () => {
     assert.equal(redactText(once).text, once);
   });
 });
+
+describe('redactText twice', () => {
+  it('the tokens of the first pass are no context for the second', () => {
+    const once = redactText(
+      'Agent: your date of birth?\nCustomer: March 3rd, 1985. Call me at 415 555 0123.',
+    ).text;
+    assert.equal(once, 'Agent: your date of birth?\nCustomer: [date of birth]. Call me at 415 555 0123.');
+    assert.equal(redactText(once).text, once);
+    const codes =
+      'the [security code] and [card number] then 415 555 0123, passport [passport number] at 12 Elm St';
+    assert.equal(redactText(codes).text, codes);
+  });
+});

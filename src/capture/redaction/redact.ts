@@ -344,6 +344,8 @@ function phraseAt(
   let skipped = 0;
   while (i < toks.length && !value(toks[i])) {
     const t = toks[i];
+    // an earlier redaction's token: what the context word asked for was said there
+    if (t.s === '[') return null;
     if (t.type === 'word' || t.type === 'alnum') skipped++;
     if (skipped > maxSkip) return null;
     i++;
@@ -393,7 +395,9 @@ function phraseAt(
 function dateShaped(ts: readonly Tok[]): boolean {
   if (ts.some((t) => (t.type === 'word' && MONTHS.has(t.lo)) || isOrdinal(t))) return true;
   const groups = readGroups(ts.filter((t) => isNumeric(t)).map((t) => t.atom as Atom));
-  if (groups.length >= 2) return true;
+  // in numbers alone: days, months and years ("3/3/1985", "nineteen eighty-five"), or one of them written together ("03031985")
+  const part = (d: string) => /^\d{1,2}$/.test(d) || /^(19|20)\d\d$/.test(d);
+  if (groups.length >= 2) return groups.length <= 4 && groups.every((g) => part(g.digits));
   return groups.some((g) => /^(19|20)\d\d$/.test(g.digits) || /^\d{4}(\d{2}|\d{4})$/.test(g.digits));
 }
 
@@ -401,8 +405,17 @@ function dateShaped(ts: readonly Tok[]): boolean {
 
 const CARD_FIRST = /^[2-6]/;
 
-export function findPii(text: string): PiiSpan[] {
-  if (!/[\d\p{L}]/u.test(text)) return [];
+/** The tokens of an earlier redaction, blanked (same length) so their words are no context: redacting twice changes nothing. */
+const TOKENS_RE = new RegExp(
+  Object.values(PII_TOKEN)
+    .map((t) => t.replace(/[[\]]/g, '\\$&'))
+    .join('|'),
+  'g',
+);
+
+export function findPii(input: string): PiiSpan[] {
+  if (!/[\d\p{L}]/u.test(input)) return [];
+  const text = input.includes('[') ? input.replace(TOKENS_RE, (t) => `[${'x'.repeat(t.length - 2)}]`) : input;
   const lower = text.toLowerCase();
   const toks = tokenize(text);
   const ctx = Object.fromEntries(
