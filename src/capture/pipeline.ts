@@ -18,6 +18,11 @@ import { redacted, redactionEnabled, redactStrings } from './redaction/index.ts'
 export interface TranscriptInput {
   text: string;
   language?: string | null;
+  /**
+   * The transcribe stage silenced the redacted words in the stored recording (it had word times).
+   * Otherwise, when redaction took something out, the call is flagged: its audio may still hold it.
+   */
+  audioSilenced?: boolean;
 }
 
 /**
@@ -65,11 +70,12 @@ export async function queueTranscript(
 ): Promise<void> {
   const now = deps.clock.now();
   const text = (await redactionEnabled(tx, call.organization_id)) ? redacted(input.text) : input.text;
+  const audio = text === input.text ? null : input.audioSilenced ? 'silenced' : 'no_word_times';
   await tx.query(
     `UPDATE calls SET pending_transcript = $2, pending_transcript_language = $3, processing_state = 'queued',
-            updated_at = $4
+            audio_redaction = $5, updated_at = $4
       WHERE id = $1`,
-    [call.id, text, input.language ?? null, now],
+    [call.id, text, input.language ?? null, now, audio],
   );
   await enqueueStage(tx, { organizationId: call.organization_id, callId: call.id, stage: 'analyse', now });
 }
