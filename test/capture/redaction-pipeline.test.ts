@@ -79,7 +79,10 @@ test('on by default: the transcript is stored redacted, the analysis runs on it,
   );
   assert.equal(pending.rows[0].pending_transcript, REDACTED);
   // an adapter's transcript comes without word times: nothing could be silenced in any audio
-  const flag = await h.db.query<{ a: string | null }>('SELECT audio_redaction AS a FROM calls WHERE id = $1', [id]);
+  const flag = await h.db.query<{ a: string | null }>(
+    'SELECT audio_redaction AS a FROM calls WHERE id = $1',
+    [id],
+  );
   assert.equal(flag.rows[0].a, 'no_word_times');
   await settleJobs(h.deps);
   assert.deepEqual(seen, [REDACTED]);
@@ -161,7 +164,10 @@ test('off, by the operator API: the organization chose to keep every word; valid
     [id],
   );
   assert.equal(stored.rows[0].transcript_original, TRANSCRIPT);
-  const flag = await h.db.query<{ a: string | null }>('SELECT audio_redaction AS a FROM calls WHERE id = $1', [id]);
+  const flag = await h.db.query<{ a: string | null }>(
+    'SELECT audio_redaction AS a FROM calls WHERE id = $1',
+    [id],
+  );
   assert.equal(flag.rows[0].a, null);
   const on = await admin(h, 'PATCH', `/organizations/${orgId}`, { redaction_enabled: true });
   assert.equal(on.json().redaction_enabled, true);
