@@ -19,6 +19,12 @@ export interface OrganizationSettings {
   language: string;
   /** the recording-consent announcement played to callers before a call is recorded (docs/capture.md) */
   recording_consent: RecordingConsent;
+  /**
+   * Card numbers, security codes, national ids, bank details, dates of birth and passport numbers are
+   * taken out of transcripts, analyses and drafts before they are stored, and silenced in recordings
+   * (docs/capture.md "Redaction"). On unless the owner turned it off.
+   */
+  redaction_enabled: boolean;
   created_at: string;
 }
 
@@ -41,6 +47,7 @@ export interface OrganizationPatch {
   country?: string | null;
   language?: string;
   recording_consent?: Partial<RecordingConsent>;
+  redaction_enabled?: boolean;
 }
 
 /** ISO 3166-1 alpha-2 region the phone parser knows (e.g. "US"); accepted in any case, stored upper-case. */
@@ -113,7 +120,7 @@ export async function createOrganization(
 
 const SETTINGS_SQL = `id AS organization_id, name, entitlement, retention_days, account_rate_limit_per_hour,
   max_active_subscriptions, country, language, recording_consent_enabled, recording_consent_text,
-  recording_consent_language, created_at`;
+  recording_consent_language, redaction_enabled, created_at`;
 
 type SettingsRow = Omit<OrganizationSettings, 'created_at' | 'recording_consent'> & {
   created_at: Date;
@@ -193,6 +200,7 @@ export async function updateOrganization(
   if (patch.country !== undefined)
     set('country', patch.country === null ? null : checkCountry(patch.country));
   if (patch.language !== undefined) set('language', checkLanguage(patch.language));
+  if (patch.redaction_enabled !== undefined) set('redaction_enabled', patch.redaction_enabled);
   const consent = patch.recording_consent;
   if (consent?.enabled !== undefined) set('recording_consent_enabled', consent.enabled);
   if (consent?.text !== undefined) {

@@ -27,6 +27,8 @@ export interface CallPageRow extends CallRowFacts {
   recording_state: RecordingFacts['recordingState'];
   recording_mode: RecordingFacts['recordingMode'];
   recording_deleted_at: Date | null;
+  /** what redaction did to the recording (migration 0018): silenced, no_word_times, or null */
+  audio_redaction: 'silenced' | 'no_word_times' | null;
   processing_state: 'none' | 'queued' | 'processed';
   trashed_at: Date | null;
   deletion_scheduled_at: Date | null;
@@ -67,7 +69,7 @@ export interface CallPage {
 
 const CALL_COLUMNS = `c.id, c.direction, c.caller_phone, c.customer_phone_e164, c.customer_phone_national,
             c.company_phone_e164, c.caller_name, c.duration, c.crm_status, c.review_status, c.outbound_lifecycle,
-            c.failure_reason, c.recording_state, c.recording_mode, c.recording_deleted_at, c.processing_state,
+            c.failure_reason, c.recording_state, c.recording_mode, c.recording_deleted_at, c.audio_redaction, c.processing_state,
             c.trashed_at, c.deletion_scheduled_at, c.pending_deletion_at, c.deletion_reason, c.created_at,
             o.entitlement, u.email AS agent_email,
             ca.call_id IS NOT NULL AS has_analysis, ca.analysis, ca.transcript_original,

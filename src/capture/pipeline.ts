@@ -6,6 +6,7 @@ import { AppError } from '../errors.ts';
 import { type IngestCall, lockLiveCall } from './call-record.ts';
 import { completeIfReady, RECORDING_WAIT_MS } from './completion.ts';
 import { enqueueStage } from './jobs/enqueue.ts';
+import { redacted, redactionEnabled, redactStrings } from './redaction/index.ts';
 
 /**
  * The transcript pipeline. A transcript — posted by an adapter (POST …/transcript) or written by
@@ -18,6 +19,11 @@ import { enqueueStage } from './jobs/enqueue.ts';
 export interface TranscriptInput {
   text: string;
   language?: string | null;
+  /**
+   * The transcribe stage silenced the redacted words in the stored recording (it had word times).
+   * Otherwise, when redaction took something out, the call is flagged: its audio may still hold it.
+   */
+  audioSilenced?: boolean;
 }
 
 /**
@@ -34,7 +40,9 @@ export async function submitTranscript(
     if (call.processing_state !== 'none') {
       const existing =
         call.processing_state === 'queued' ? call.pending_transcript : await storedTranscript(tx, call.id);
-      if (existing !== input.text) {
+      // what was stored is the redacted text: the same post redacts to it
+      const same = (await redactionEnabled(tx, call.organization_id)) ? redacted(input.text) : input.text;
+      if (existing !== same) {
         throw new AppError(
           'CONFLICT',
           'This call already has a different transcript; a call is transcribed once. Re-post the same text to retry safely.',
@@ -49,7 +57,11 @@ export async function submitTranscript(
 
 /**
  * Stores a transcript in the inbox of a call that has none (locked by the caller) and queues its
- * analysis, in the caller's transaction.
+ * analysis, in the caller's transaction. This is the one door a transcript takes into the database:
+ * when the organization has redaction on (docs/capture.md "Redaction") the text is redacted here,
+ * before its first write, whoever brought it (the transcribe stage, which redacts first to silence
+ * the audio too, an adapter's POST …/transcript, an imported call). Redacting a redacted text
+ * changes nothing.
  */
 export async function queueTranscript(
   tx: Queryable,
@@ -58,11 +70,13 @@ export async function queueTranscript(
   input: TranscriptInput,
 ): Promise<void> {
   const now = deps.clock.now();
+  const text = (await redactionEnabled(tx, call.organization_id)) ? redacted(input.text) : input.text;
+  const audio = text === input.text ? null : input.audioSilenced ? 'silenced' : 'no_word_times';
   await tx.query(
     `UPDATE calls SET pending_transcript = $2, pending_transcript_language = $3, processing_state = 'queued',
-            updated_at = $4
+            audio_redaction = $5, updated_at = $4
       WHERE id = $1`,
-    [call.id, input.text, input.language ?? null, now],
+    [call.id, text, input.language ?? null, now, audio],
   );
   await enqueueStage(tx, { organizationId: call.organization_id, callId: call.id, stage: 'analyse', now });
 }
@@ -75,10 +89,15 @@ async function storedTranscript(tx: Queryable, callId: string): Promise<string |
   return rows[0]?.t ?? null;
 }
 
-/** Stores the analysis (call_analyses) and marks the call processed; the caller runs the completion. */
+/**
+ * Stores the analysis (call_analyses) and marks the call processed; the caller runs the completion.
+ * With redaction on, the transcript and every string of the analysis and the draft are redacted
+ * again here: the analysis ran on a redacted transcript, and an imported analysis or a model that
+ * made a number up is caught at this second line.
+ */
 export async function storeAnalysis(
   tx: Queryable,
-  a: {
+  input: {
     callId: string;
     organizationId: string;
     transcriptOriginal: string | null;
@@ -89,6 +108,14 @@ export async function storeAnalysis(
     now: Date;
   },
 ): Promise<void> {
+  const a = (await redactionEnabled(tx, input.organizationId))
+    ? {
+        ...input,
+        transcriptOriginal: input.transcriptOriginal === null ? null : redacted(input.transcriptOriginal),
+        analysis: redactStrings(input.analysis),
+        followup: redactStrings(input.followup),
+      }
+    : input;
   // A voicemail (telephony: the caller alone, <Record>) is one-sided: never a follow-up draft.
   const voicemail = await tx.query<{ voicemail: boolean }>('SELECT voicemail FROM calls WHERE id = $1', [
     a.callId,

@@ -24,6 +24,19 @@ export interface TranscriptSegment {
   start: number;
   end: number;
   text: string;
+  /**
+   * The segment's words with their times, when the provider gave them (OpenAI-compatible
+   * `timestamp_granularities[]=word`, Deepgram's `words`): what redaction needs to silence the
+   * redacted words in the recording (docs/capture.md "Redaction").
+   */
+  words?: TranscriptWord[];
+}
+
+export interface TranscriptWord {
+  text: string;
+  /** seconds from the start of the recording */
+  start: number;
+  end: number;
 }
 
 export interface TranscriptionInput {

@@ -188,6 +188,10 @@ export async function startFakeProviders(): Promise<FakeProviders> {
         duration: segments.at(-1)?.end ?? 0,
         text: segments.map((s) => s.text).join(' '),
         segments: segments.map((s, id) => ({ id, start: s.start, end: s.end, text: ` ${s.text}` })),
+        // asked for word times: each segment's words spread evenly over it, as Whisper's list beside the segments
+        ...(r.fields?.['timestamp_granularities[]']?.split(',').includes('word')
+          ? { words: segments.flatMap((s) => fakeWords(s.text, s.start, s.end)) }
+          : {}),
       };
     },
     async listen(r) {
@@ -341,7 +345,8 @@ async function readRequest(r: FakeRequest): Promise<void> {
       entries.push([k, v]);
     });
     for (const [k, v] of entries) {
-      if (typeof v === 'string') r.fields[k] = v;
+      // a repeated field (timestamp_granularities[]) reads "segment,word"
+      if (typeof v === 'string') r.fields[k] = k in r.fields ? `${r.fields[k]},${v}` : v;
       else r.file = { filename: v.name, type: v.type, bytes: Buffer.from(await v.arrayBuffer()) };
     }
     if (r.file) r.tones = await tonesOf(r.file.bytes);
@@ -378,4 +383,15 @@ async function tonesOf(bytes: Buffer): Promise<(number | null)[]> {
 function deepgramLanguage(l: string): string {
   const names: Record<string, string> = { english: 'en', german: 'de', french: 'fr', spanish: 'es' };
   return names[l.toLowerCase()] ?? l;
+}
+
+/** A segment's words spread evenly over its time: the shape of verbose_json's `words`. */
+export function fakeWords(
+  text: string,
+  start: number,
+  end: number,
+): { word: string; start: number; end: number }[] {
+  const words = text.split(/\s+/).filter(Boolean);
+  const step = (end - start) / Math.max(1, words.length);
+  return words.map((word, i) => ({ word, start: start + i * step, end: start + (i + 1) * step }));
 }

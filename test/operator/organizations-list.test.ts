@@ -50,6 +50,7 @@ test('organizations are listed oldest first, a page at a time, with has_more', a
     country: null,
     language: 'en',
     recording_consent: { enabled: false, text: null, language: null },
+    redaction_enabled: true,
     created_at: '2026-06-15T10:00:00.000Z',
   });
 

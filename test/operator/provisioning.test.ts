@@ -226,6 +226,7 @@ test('PATCH /organizations/{org} applies every setting and answers 200 with the 
     country: 'CA',
     language: 'en',
     recording_consent: { enabled: false, text: null, language: null },
+    redaction_enabled: true,
     created_at: T0,
   });
 });
@@ -250,7 +251,7 @@ test('PATCH /organizations/{org} with an empty body answers 400 listing the sett
     errorJson(res),
     errorBody(
       'BAD_REQUEST',
-      'Send at least one setting to change: name, entitlement, retention_days, account_rate_limit_per_hour, max_active_subscriptions, country, recording_consent.',
+      'Send at least one setting to change: name, entitlement, retention_days, account_rate_limit_per_hour, max_active_subscriptions, country, recording_consent, redaction_enabled.',
     ),
   );
 });

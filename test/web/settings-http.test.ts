@@ -233,3 +233,46 @@ test('bad input is a 400 page naming the field, never a 500', async () => {
   });
   assert.equal(cursor.statusCode, 400);
 });
+
+test('redaction: on by default and said so; off only when the owner picks "Keep every word as said"; a post without the choice leaves it', async () => {
+  const { cookie, csrf } = await signIn();
+  const page = async () =>
+    (await h.app.inject({ url: '/app/settings/organization', headers: { cookie } })).body;
+  const enabled = async () =>
+    (
+      await h.db.query<{ r: boolean }>('SELECT redaction_enabled AS r FROM organizations WHERE id = $1', [
+        orgId,
+      ])
+    ).rows[0]!.r;
+  const post = (body: Record<string, string>) =>
+    h.app.inject({
+      method: 'POST',
+      url: '/app/settings/organization',
+      headers: { ...FORM, cookie },
+      payload: new URLSearchParams({ _csrf: csrf, retention_days: '', language: 'en', ...body }).toString(),
+    });
+  let body = await page();
+  assert.match(body, /<input type="radio" id="org-redaction-on" name="redaction" value="on" checked/);
+  assert.match(body, /they show as <code>\[card number\]<\/code>/);
+  assert.doesNotMatch(body, /org-redaction-off-notice/);
+  assert.equal(await enabled(), true);
+
+  assert.equal((await post({})).statusCode, 303);
+  assert.equal(await enabled(), true, 'a form without the choice changes nothing');
+
+  const off = await post({ redaction: 'off' });
+  assert.equal(off.statusCode, 303);
+  assert.equal(off.headers.location, '/app/settings/organization?done=saved');
+  assert.equal(await enabled(), false);
+  body = await page();
+  assert.match(body, /<input type="radio" id="org-redaction-off" name="redaction" value="off" checked/);
+  assert.match(body, /<strong>Redaction is off:<\/strong> new calls keep card numbers/);
+
+  const bad = await post({ redaction: 'maybe' });
+  assert.equal(bad.statusCode, 400);
+  assert.match(bad.body, /Choose whether to redact: &quot;on&quot; or &quot;off&quot;\./);
+  assert.equal(await enabled(), false);
+
+  assert.equal((await post({ redaction: 'on' })).statusCode, 303);
+  assert.equal(await enabled(), true);
+});

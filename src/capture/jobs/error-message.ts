@@ -1,3 +1,5 @@
+import { redacted } from '../redaction/index.ts';
+
 /**
  * The last error of a job as the operator reads it (GET /admin/v1/calls/{id}/processing): the
  * provider's own message, kept so the operator can act on it, with anything that looks like a
@@ -21,7 +23,8 @@ const SECRET_PATTERNS: RegExp[] = [
 ];
 
 export function operatorMessage(raw: string): string {
-  let s = raw.replace(/\s+/g, ' ').trim();
+  // a provider's message may quote what it was given: card numbers and the like never reach the operator
+  let s = redacted(raw.replace(/\s+/g, ' ').trim());
   s = s.replace(SECRET_PATTERNS[0], '$1 [redacted]');
   s = s.replace(SECRET_PATTERNS[1], '$1[redacted]');
   s = s.replace(SECRET_PATTERNS[2], '$1[redacted]@');

@@ -14,6 +14,7 @@ import {
   type TranscriptionProvider,
   type TranscriptionResult,
   type TranscriptSegment,
+  type TranscriptWord,
 } from './types.ts';
 import { splitStereoMp3 } from './wav.ts';
 
@@ -53,25 +54,55 @@ export interface OpenAiTranscriptionOptions {
   tmpDir?: string;
 }
 
-const verboseJson = (
-  j: unknown,
-): { language: string | null; segments: { start: number; end: number; text: string }[] } => {
-  const o = j as { language?: unknown; text?: unknown; duration?: unknown; segments?: unknown };
+type WindowSegment = { start: number; end: number; text: string; words?: TranscriptWord[] };
+
+const verboseJson = (j: unknown): { language: string | null; segments: WindowSegment[] } => {
+  const o = j as {
+    language?: unknown;
+    text?: unknown;
+    duration?: unknown;
+    segments?: unknown;
+    words?: unknown;
+  };
   if (typeof o !== 'object' || o === null || typeof o.text !== 'string')
     throw new Error('the answer has no text');
   const language = whisperLanguage(o.language);
+  const words = wordsOf(o.words);
+  let segments: WindowSegment[];
   if (Array.isArray(o.segments)) {
-    const segments = o.segments.map((s: { start?: unknown; end?: unknown; text?: unknown }) => {
+    segments = o.segments.map((s: { start?: unknown; end?: unknown; text?: unknown }) => {
       if (typeof s?.start !== 'number' || typeof s.end !== 'number' || typeof s.text !== 'string')
         throw new Error('a segment lacks start, end or text');
       return { start: s.start, end: s.end, text: s.text };
     });
-    return { language, segments };
+  } else {
+    // servers that answer verbose_json without segments: the whole text is one segment
+    const end = typeof o.duration === 'number' ? o.duration : (words?.at(-1)?.end ?? 0);
+    segments = o.text.trim() ? [{ start: 0, end, text: o.text }] : [];
   }
-  // servers that answer verbose_json without segments: the whole text is one segment
-  const end = typeof o.duration === 'number' ? o.duration : 0;
-  return { language, segments: o.text.trim() ? [{ start: 0, end, text: o.text }] : [] };
+  if (words) {
+    // the answer's words (a list beside the segments) go to the segment they fall in
+    for (const s of segments) s.words = [];
+    for (const w of words) {
+      const mid = (w.start + w.end) / 2;
+      const seg =
+        segments.find((s) => mid >= s.start && mid <= s.end) ?? segments.find((s) => w.start < s.end);
+      seg?.words?.push(w);
+    }
+  }
+  return { language, segments };
 };
+
+/** verbose_json's `words` ([{word, start, end}]) when the server gave them; null otherwise. */
+function wordsOf(value: unknown): TranscriptWord[] | null {
+  if (!Array.isArray(value)) return null;
+  const out: TranscriptWord[] = [];
+  for (const w of value as { word?: unknown; start?: unknown; end?: unknown }[]) {
+    if (typeof w?.word !== 'string' || typeof w.start !== 'number' || typeof w.end !== 'number') return null;
+    out.push({ text: w.word, start: w.start, end: w.end });
+  }
+  return out;
+}
 
 export function openAiTranscription(opts: OpenAiTranscriptionOptions): TranscriptionProvider {
   const name = 'openai';
@@ -92,6 +123,8 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
     form.append('model', model);
     form.append('response_format', 'verbose_json');
     form.append('timestamp_granularities[]', 'segment');
+    // word times: what silencing a redacted card number in the recording needs (docs/capture.md "Redaction")
+    form.append('timestamp_granularities[]', 'word');
     form.append('temperature', '0');
     const headers: Record<string, string> = {};
     if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
@@ -156,6 +189,15 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
                   start: s.start + w.offset,
                   end: s.end + w.offset,
                   text: s.text,
+                  ...(s.words
+                    ? {
+                        words: s.words.map((x) => ({
+                          ...x,
+                          start: x.start + w.offset,
+                          end: x.end + w.offset,
+                        })),
+                      }
+                    : {}),
                 });
             }
           }

@@ -42,6 +42,7 @@ const schemas = {
         language: z.string().nullable().optional(),
       })
       .optional(),
+    redaction_enabled: z.boolean().optional(),
   }),
   createUser: z.strictObject({ email: z.string(), password: z.string() }),
   createApiKey: z.strictObject({

@@ -83,7 +83,7 @@ test('openai: each channel of a dual-channel MP3 goes up as its own WAV and the 
     assert.deepEqual(q.fields, {
       model: 'whisper-1',
       response_format: 'verbose_json',
-      'timestamp_granularities[]': 'segment',
+      'timestamp_granularities[]': 'segment,word',
       temperature: '0',
     });
     assert.equal(q.file?.type, 'audio/wav');

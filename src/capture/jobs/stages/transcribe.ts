@@ -1,10 +1,14 @@
 import type { Queryable } from '../../../db/types.ts';
 import { ProviderError } from '../../../domain/capture-providers.ts';
+import { channelOfSpeaker } from '../../../domain/recording-channels.ts';
 import { notFound } from '../../../errors.ts';
 import { isUuid } from '../../../ids.ts';
 import { recordingChannels } from '../../../recordings/channels.ts';
+import { silenceRecording } from '../../../recordings/silence.ts';
 import { CALL_NOT_FOUND } from '../../call-record.ts';
 import { queueTranscript } from '../../pipeline.ts';
+import { audioRedaction } from '../../redaction/audio-spans.ts';
+import { redactionEnabled } from '../../redaction/index.ts';
 import type { StageHandler } from '../types.ts';
 
 interface CallAudio {
@@ -62,6 +66,24 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
     languageHint: call.org_language,
     signal,
   });
+  // Redaction (docs/capture.md "Redaction"): the redacted words' times silenced in the stored
+  // recording before the transcript is written (queueTranscript redacts the text and flags a call
+  // whose audio could not be silenced: no word times).
+  let audioSilenced = false;
+  let silencedBytes: number | null = null;
+  if (await redactionEnabled(deps.db, call.organization_id)) {
+    const r = audioRedaction(result.segments);
+    if (r.spans.length > 0) {
+      const channels = await recordingChannels(deps.store, key, bytes);
+      const spans = r.spans.map((s) => ({
+        channel: channels === 2 && s.speaker !== 'unknown' ? channelOfSpeaker(s.speaker, call.direction) : 0,
+        start: s.start,
+        end: s.end,
+      }));
+      silencedBytes = (await silenceRecording(deps.store, key, spans)).bytes;
+    }
+    audioSilenced = r.complete && r.spans.length > 0;
+  }
   return {
     kind: 'succeeded',
     write: async (tx) => {
@@ -72,8 +94,11 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
       );
       const fresh = rows[0];
       if (!fresh || fresh.erased_at) throw notFound(CALL_NOT_FOUND);
+      if (silencedBytes !== null) {
+        await tx.query('UPDATE calls SET recording_bytes = $2 WHERE id = $1', [call.id, silencedBytes]);
+      }
       if (fresh.processing_state !== 'none') return;
-      await queueTranscript(tx, deps, call, { text: result.text, language: result.language });
+      await queueTranscript(tx, deps, call, { text: result.text, language: result.language, audioSilenced });
     },
   };
 };

@@ -159,7 +159,16 @@ function Recording({ deps, c }: { deps: Deps; c: CallPageRow }): VNode {
       <p class="muted">
         <a href=${src} download>Download the recording (MP3)</a>. The link on this page works for 15 minutes; reload
         the page for a fresh one.
-      </p>`;
+      </p>
+      ${
+        c.audio_redaction === 'no_word_times' &&
+        html`<p class="notice error" role="note" id="audio-not-redacted">
+        <strong>The recording may contain what was redacted.</strong> Card numbers, ids and other details were taken
+        out of this call's transcript, but the speech-to-text provider gave no word times, so they could not be
+        silenced in the audio.
+      </p>`
+      }
+      ${c.audio_redaction === 'silenced' && html`<p class="muted" id="audio-redacted">What was redacted from the transcript is silenced in this recording.</p>`}`;
   }
   switch (a.code) {
     case 'RECORDING_NOT_READY':

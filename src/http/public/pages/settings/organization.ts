@@ -14,7 +14,9 @@ import { CsrfField } from '../kit/ui.ts';
 /**
  * /app/settings/organization: how long calls are kept (retention days; empty = until deleted) and the
  * account language (the fallback language of follow-up drafts), and the recording-consent
- * announcement played to inbound callers (docs/capture.md). Owners change them; members read.
+ * announcement played to inbound callers (docs/capture.md), and whether payment and identity details are
+ * redacted (on by default; turning it off is the owner's explicit choice, "Keep every word as said").
+ * Owners change them; members read.
  */
 export const ORGANIZATION_PAGE_PATH = '/app/settings/organization';
 export const MAX_RETENTION_DAYS = 36_500;
@@ -28,6 +30,8 @@ interface OrgForm {
   consent_enabled: boolean;
   consent_text: string;
   consent_language: string;
+  /** 'on' | 'off'; '' = the form did not say (a post without the field leaves the setting as it is) */
+  redaction: string;
 }
 
 async function render(
@@ -44,7 +48,9 @@ async function render(
     consent_enabled: org.recording_consent.enabled,
     consent_text: org.recording_consent.text ?? '',
     consent_language: org.recording_consent.language ?? '',
+    redaction: org.redaction_enabled ? 'on' : 'off',
   };
+  const redactionOn = v.redaction === '' ? org.redaction_enabled : v.redaction === 'on';
   const owner = user.role === 'owner';
   return renderPage(reply, {
     title: 'Organization settings',
@@ -93,6 +99,28 @@ async function render(
             <p class="muted" id="org-consent-language-hint">A language tag such as en-US or de-DE; empty = the account language.</p>
           </div>
         </fieldset>
+        <fieldset id="org-redaction" aria-describedby="org-redaction-hint">
+          <legend>Redaction of payment and identity details</legend>
+          <p class="muted" id="org-redaction-hint">Callers read out card numbers, security codes, social security and other
+            national id numbers, bank details, dates of birth and passport numbers. With redaction on, the service takes
+            them out of the transcript before it is stored — they show as <code>[card number]</code>, <code>[security code]</code>
+            and so on in the transcript, the analysis, follow-up drafts, tracker excerpts, webhooks and the API — and
+            silences them in the recording when the speech-to-text provider gives word times. Redaction works from
+            rules and can miss what is said in an unusual way (docs: capture, "Redaction").</p>
+          <div>
+            <input type="radio" id="org-redaction-on" name="redaction" value="on" checked=${redactionOn} />
+            <label for="org-redaction-on">Redact (recommended)</label>
+          </div>
+          <div>
+            <input type="radio" id="org-redaction-off" name="redaction" value="off" checked=${!redactionOn}
+              aria-describedby="org-redaction-off-hint" />
+            <label for="org-redaction-off">Keep every word as said</label>
+            <p class="muted" id="org-redaction-off-hint">New calls are then stored verbatim: a card number or security
+              code said on a call is in its transcript, recording, webhooks and exports, which card rules (PCI DSS) forbid
+              for security codes. Calls already stored stay redacted.</p>
+          </div>
+          ${!redactionOn && html`<p class="notice error" role="status" id="org-redaction-off-notice"><strong>Redaction is off:</strong> new calls keep card numbers, security codes and ids as said.</p>`}
+        </fieldset>
         ${owner && html`<div><button type="submit">Save settings</button></div>`}
       </fieldset>
       ${!owner && html`<p class="muted">Only the organization's owner can change these settings.</p>`}
@@ -116,8 +144,12 @@ export function organizationPages(deps: Deps): FastifyPluginAsync {
         consent_enabled: field(form, 'consent_enabled') === '1',
         consent_text: (field(form, 'consent_text') ?? '').trim(),
         consent_language: (field(form, 'consent_language') ?? '').trim(),
+        redaction: field(form, 'redaction') ?? '',
       };
       try {
+        if (v.redaction !== '' && v.redaction !== 'on' && v.redaction !== 'off') {
+          throw badRequest('Choose whether to redact: "on" or "off".', 'redaction');
+        }
         let retention: number | null = null;
         if (v.retention_days !== '') {
           retention = /^\d{1,6}$/.test(v.retention_days) ? Number(v.retention_days) : Number.NaN;
@@ -136,6 +168,7 @@ export function organizationPages(deps: Deps): FastifyPluginAsync {
             text: v.consent_text === '' ? null : v.consent_text,
             language: v.consent_language === '' ? null : v.consent_language,
           },
+          ...(v.redaction === '' ? {} : { redaction_enabled: v.redaction !== 'off' }),
         });
       } catch (err) {
         return render(deps, reply, user, { v, ...formError(err) });
