@@ -79,6 +79,8 @@ interface Outcome {
   timedOut: boolean;
   /** Why a file without a failing test failed: its process died, or what it left open. */
   note?: string;
+  /** How long the file's worker waited, after its tests, for what they opened to close. */
+  closing?: { ms: number; open: string[] };
   ms: number;
   counts: Record<string, number>;
   output: string;
@@ -148,6 +150,11 @@ function runFileAlone(file: string): Promise<Outcome> {
   });
 }
 
+type WorkerMessage =
+  | { ready: true }
+  | { open: string[] }
+  | { done: string; testsMs: number; waitMs: number; waitedFor: string[]; rss: number };
+
 /**
  * A worker process (scripts/test-worker.ts) and the file it runs. Its stdout and stderr are one
  * stream (merged by the shell), so what a file's tests print stays in order with its spec lines.
@@ -160,7 +167,7 @@ class Worker {
     started: number;
     output: string;
     end?: { ok: boolean; counts: Record<string, number> };
-    done?: { rss: number };
+    done?: { rss: number; waitMs: number; waitedFor: string[] };
     open: string[];
     settle: (o: Outcome) => void;
     timer: NodeJS.Timeout;
@@ -188,11 +195,11 @@ class Worker {
     running.add(this.child);
     this.child.stdout?.on('data', (c: Buffer) => this.onOutput(c.toString()));
     this.ready = new Promise((resolve) => {
-      this.child.on('message', (msg: { ready?: true; open?: string[]; done?: string; rss: number }) => {
-        if (msg.ready) resolve(true);
-        else if (msg.open && this.current) this.current.open = msg.open;
-        else if (msg.done && this.current) {
-          this.current.done = { rss: msg.rss };
+      this.child.on('message', (msg: WorkerMessage) => {
+        if ('ready' in msg) resolve(true);
+        else if ('open' in msg && this.current) this.current.open = msg.open;
+        else if ('done' in msg && this.current) {
+          this.current.done = { rss: msg.rss, waitMs: msg.waitMs, waitedFor: msg.waitedFor };
           this.settleIfComplete();
         }
       });
@@ -301,10 +308,16 @@ class Worker {
     const c = this.current;
     if (!c?.end || !c.done) return;
     this.lastRss = c.done.rss;
-    this.finish(c.end.ok, c.end.counts);
+    this.finish(c.end.ok, c.end.counts, undefined, false, { ms: c.done.waitMs, open: c.done.waitedFor });
   }
 
-  private finish(ok: boolean, counts: Record<string, number>, note?: string, timedOut = false): void {
+  private finish(
+    ok: boolean,
+    counts: Record<string, number>,
+    note?: string,
+    timedOut = false,
+    closing?: Outcome['closing'],
+  ): void {
     const c = this.current;
     if (!c) return;
     this.current = null;
@@ -314,6 +327,7 @@ class Worker {
       ok,
       timedOut,
       note,
+      closing,
       ms: performance.now() - c.started,
       counts,
       output: c.output,
@@ -325,7 +339,12 @@ function report(o: Outcome): void {
   const secs = `${(o.ms / 1000).toFixed(1)} s`;
   if (o.ok) {
     const skipped = o.counts.skipped ? `, ${o.counts.skipped} skipped` : '';
-    console.log(`✔ ${o.file} (${o.counts.pass ?? 0} passed${skipped}, ${secs})`);
+    // A file that keeps something open after its tests makes the run wait: say so when it is long.
+    const closing =
+      o.closing && o.closing.ms >= 1000
+        ? `; ${(o.closing.ms / 1000).toFixed(1)} s of it waiting for ${o.closing.open.join(', ')} to close`
+        : '';
+    console.log(`✔ ${o.file} (${o.counts.pass ?? 0} passed${skipped}, ${secs}${closing})`);
     if (echo) {
       for (const line of o.output.split('\n')) if (echo.test(line)) console.log(`    ${line.trim()}`);
     }

@@ -25,10 +25,19 @@ type Msg = { run: string } | { exit: true };
 
 const send = (msg: unknown) => new Promise<void>((resolve) => process.send?.(msg, () => resolve()));
 
+/**
+ * Listed by getActiveResourcesInfo() but not keeping a process alive: the reader of a file Blob
+ * (`fs.openAsBlob`) whose stream was cancelled (fetch uploads the transcription providers' audio
+ * that way; a provider that answers before reading it all cancels it) stays listed for good.
+ */
+const NOT_HOLDING = new Set(['FileHandleReadWrap']);
+
 /** Resource kinds → how many are open; what keeps the event loop alive right now. */
 function openResources(): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const kind of process.getActiveResourcesInfo()) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  for (const kind of process.getActiveResourcesInfo()) {
+    if (!NOT_HOLDING.has(kind)) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
   return counts;
 }
 
@@ -77,12 +86,17 @@ async function runFile(file: string): Promise<void> {
       }
     }
   }
-  const testsMs = performance.now() - started;
   // Closed things finish closing on the next turns of the loop; wait for them, without a deadline of
   // our own (the runner's per-file bound is the deadline), polling cheaply.
-  while (leftOpen(base).length > 0) await new Promise((r) => setTimeout(r, 10).unref());
+  const closing = performance.now();
+  let waitedFor: string[] = [];
+  for (let open = leftOpen(base); open.length > 0; open = leftOpen(base)) {
+    waitedFor = open;
+    await new Promise((r) => setTimeout(r, 10).unref());
+  }
   clearInterval(watch);
-  await send({ done: file, testsMs, rss: process.memoryUsage.rss() });
+  const waitMs = performance.now() - closing;
+  await send({ done: file, testsMs: closing - started, waitMs, waitedFor, rss: process.memoryUsage.rss() });
 }
 
 process.on('message', (msg: Msg) => {
