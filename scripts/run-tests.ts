@@ -169,6 +169,7 @@ class Worker {
     end?: { ok: boolean; counts: Record<string, number> };
     done?: { rss: number; waitMs: number; waitedFor: string[] };
     open: string[];
+    lateFailure?: string;
     settle: (o: Outcome) => void;
     timer: NodeJS.Timeout;
   } | null = null;
@@ -283,9 +284,13 @@ class Worker {
       this.append(this.pending.slice(0, i));
       const end = JSON.parse(this.pending.slice(i + END_MARK.length, nl));
       this.pending = this.pending.slice(nl + 1);
-      if (this.current) {
+      if (this.current && end.file === this.current.file) {
         this.current.end = end;
         this.settleIfComplete();
+      } else if (this.current) {
+        // Something a finished file left running failed later (e.g. an error no test awaited): the
+        // file it ran in now fails, with what was reported.
+        this.current.lateFailure = `a failure was reported under ${end.file} after that file had ended`;
       }
       i = this.pending.indexOf(END_MARK);
     }
@@ -308,7 +313,8 @@ class Worker {
     const c = this.current;
     if (!c?.end || !c.done) return;
     this.lastRss = c.done.rss;
-    this.finish(c.end.ok, c.end.counts, undefined, false, { ms: c.done.waitMs, open: c.done.waitedFor });
+    const closing = { ms: c.done.waitMs, open: c.done.waitedFor };
+    this.finish(c.end.ok && !c.lateFailure, c.end.counts, c.lateFailure, false, closing);
   }
 
   private finish(

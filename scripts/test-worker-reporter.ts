@@ -5,6 +5,7 @@
  * printed, stdout and stderr merged in order) is reported under its name.
  */
 import { spec } from 'node:test/reporters';
+import { inspect } from 'node:util';
 
 /** Starts the marker line; a control character no test prints. */
 export const END_MARK = '\u0001test-file-end ';
@@ -16,9 +17,11 @@ interface TestEvent {
     nesting?: number;
     skip?: unknown;
     todo?: unknown;
-    details?: { type?: string; error?: { failureType?: string } };
+    details?: { type?: string; error?: Error & { failureType?: string; cause?: unknown } };
   };
 }
+
+const QUIET_FAILURES = new Set(['cancelledByParent', 'subtestsFailed']);
 
 export default async function* reporter(source: AsyncIterable<TestEvent>): AsyncGenerator<string> {
   const inner = new spec();
@@ -38,6 +41,15 @@ export default async function* reporter(source: AsyncIterable<TestEvent>): Async
     }
     if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
     const { nesting = 0, details, skip, todo } = event.data;
+    // The spec reporter keeps the failures' details for the run's closing summary, which a worker
+    // reaches only after its last file: print them under the failed test, in its file's output.
+    const error = details?.error;
+    // (Not "cancelled by parent" nor a suite's "subtests failed": their cause is printed once, where it happened.)
+    if (event.type === 'test:fail' && error && !QUIET_FAILURES.has(error.failureType ?? '')) {
+      const shown = error.failureType === 'testCodeFailure' && error.cause ? error.cause : error;
+      const pad = '  '.repeat(nesting + 1);
+      yield `${inspect(shown, { depth: 6 }).replace(/^/gm, pad)}\n`;
+    }
     if (nesting === 0) {
       yield `${END_MARK}${JSON.stringify({ file: event.data.name, ok: event.type === 'test:pass', counts })}\n`;
       counts = fresh();
