@@ -57,9 +57,21 @@ const audio = (
 const ANSWERS_WITHIN_MS = 60_000;
 
 const openai = (extra: Partial<Parameters<typeof openAiTranscription>[0]> = {}) =>
-  openAiTranscription({ baseUrl: fake.openaiBaseUrl, apiKey: KEY, timeoutMs: ANSWERS_WITHIN_MS, clock, ...extra });
+  openAiTranscription({
+    baseUrl: fake.openaiBaseUrl,
+    apiKey: KEY,
+    timeoutMs: ANSWERS_WITHIN_MS,
+    clock,
+    ...extra,
+  });
 const deepgram = (extra: Partial<Parameters<typeof deepgramTranscription>[0]> = {}) =>
-  deepgramTranscription({ baseUrl: fake.deepgramBaseUrl, apiKey: KEY, timeoutMs: ANSWERS_WITHIN_MS, clock, ...extra });
+  deepgramTranscription({
+    baseUrl: fake.deepgramBaseUrl,
+    apiKey: KEY,
+    timeoutMs: ANSWERS_WITHIN_MS,
+    clock,
+    ...extra,
+  });
 
 test('openai: each channel of a dual-channel MP3 goes up as its own WAV and the answers merge by time into Agent/Customer lines', async () => {
   const before = fake.requests.length;
