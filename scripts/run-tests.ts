@@ -1,11 +1,20 @@
 /**
- * npm test — runs every test file with `node --test` (each in its own process, TEST_CONCURRENCY at
- * a time, default 2) under a whole-file bound, so a hang is a red run that names the file.
+ * npm test — runs every test file under a whole-file bound, so a hang is a red run that names the file.
+ *
+ * The files run in TEST_CONCURRENCY long-lived worker processes (default 2, scripts/test-worker.ts),
+ * each running the files it is handed one after another, so the service's modules are imported once
+ * per worker rather than once per file (1.1–1.3 s each). A file runs there as one suite named by its
+ * path: its own before/after hooks, tests and output, reported under its name. Between files the
+ * worker restores `process.env`, drops the `process` listeners the file added, and waits until
+ * everything the file opened is closed again. A worker whose memory passed TEST_WORKER_MAX_RSS_MB
+ * (default 1500) is replaced by a fresh one before its next file. TEST_ISOLATION=process runs each
+ * file in its own `node --test` process instead (the fault suite does: it kills processes).
  *
  * Why not plain `node --test`: its --test-timeout bounds each test, but a file whose tests all
  * finished while something they started is still open (a server, worker, receiver or database
  * pool not closed in `finally` / `after`) keeps its process alive, and the run waits for it
- * forever. Here such a file is killed after TEST_FILE_TIMEOUT_MS (default 10 min) and reported.
+ * forever. Here such a file is killed after TEST_FILE_TIMEOUT_MS (default 10 min) and reported with
+ * what was still open; its worker is replaced and the run goes on.
  *
  * Usage: node scripts/run-tests.ts <glob or file>… Prints one line per passing file (and the lines
  * of its output that match TEST_ECHO, a regular expression), the whole output of a failing one, and
@@ -15,15 +24,23 @@
  * the files start (V8's own coverage, NODE_V8_COVERAGE, reported by c8), prints the summary, and
  * exits 1 when a figure is below its floor in .c8rc.json (CI sets it; the floors only ever rise).
  *
+ * Every process the run starts uses Node's compile cache (NODE_COMPILE_CACHE, .tmp/compile-cache
+ * unless set), except under COVERAGE=1.
+ *
  * Files run longest first (durations of the last run on this checkout, .tmp/test-times.json), so
  * the slowest file does not start last and leave one core idle at the end.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { globSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { END_MARK } from './test-worker-reporter.ts';
 
 const PER_TEST_TIMEOUT_MS = 120_000;
 const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS) || 10 * 60_000;
 const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY) || 2);
+const isolation = process.env.TEST_ISOLATION === 'process' ? 'process' : 'worker';
+const maxWorkerRss = (Number(process.env.TEST_WORKER_MAX_RSS_MB) || 1500) * 1024 * 1024;
 /** Lines of a passing file's output to print too (a regular expression): the fault suite's tallies. */
 const echo = process.env.TEST_ECHO ? new RegExp(process.env.TEST_ECHO) : null;
 
@@ -49,11 +66,21 @@ if (coverageDir) {
   rmSync(coverageDir, { recursive: true, force: true });
   mkdirSync(`${coverageDir}/v8`, { recursive: true });
 }
+// Node's compile cache for every process the files start (the workers, and the services, CLIs and
+// scripts the tests spawn): compiled code is reused across runs, keyed by the source's hash. Not
+// under coverage, which must see every function compiled as it runs.
+const childEnv = coverageDir
+  ? { ...process.env, NODE_V8_COVERAGE: resolve(coverageDir, 'v8') }
+  : { ...process.env, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? resolve('.tmp/compile-cache') };
 
 interface Outcome {
   file: string;
   ok: boolean;
   timedOut: boolean;
+  /** Why a file without a failing test failed: its process died, or what it left open. */
+  note?: string;
+  /** How long the file's worker waited, after its tests, for what they opened to close. */
+  closing?: { ms: number; open: string[] };
   ms: number;
   counts: Record<string, number>;
   output: string;
@@ -74,19 +101,25 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-function runFile(file: string): Promise<Outcome> {
-  const started = performance.now();
-  // Its own process group, so a timeout kills the test process it spawns too.
-  const child = spawn(
-    process.execPath,
-    ['--test', '--test-reporter=spec', `--test-timeout=${PER_TEST_TIMEOUT_MS}`, file],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-      env: coverageDir ? { ...process.env, NODE_V8_COVERAGE: `${coverageDir}/v8` } : process.env,
-    },
-  );
+/** Its own process group, so a kill takes the processes its tests spawned too. */
+function start(args: string[], ipc: boolean): ChildProcess {
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? (['ipc'] as const) : [])],
+    detached: true,
+    env: childEnv,
+  });
   running.add(child);
+  child.on('close', () => running.delete(child));
+  return child;
+}
+
+/** TEST_ISOLATION=process: one `node --test` process per file. */
+function runFileAlone(file: string): Promise<Outcome> {
+  const started = performance.now();
+  const child = start(
+    ['--test', '--test-reporter=spec', `--test-timeout=${PER_TEST_TIMEOUT_MS}`, file],
+    false,
+  );
   let output = '';
   child.stdout?.on('data', (c: Buffer) => {
     output += c.toString();
@@ -102,7 +135,6 @@ function runFile(file: string): Promise<Outcome> {
   return new Promise((resolve) => {
     child.on('close', (code) => {
       clearTimeout(timer);
-      running.delete(child);
       const counts: Record<string, number> = {};
       for (const m of output.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm))
         counts[m[1]] = Number(m[2]);
@@ -118,11 +150,207 @@ function runFile(file: string): Promise<Outcome> {
   });
 }
 
+type WorkerMessage =
+  | { ready: true }
+  | { open: string[] }
+  | { done: string; testsMs: number; waitMs: number; waitedFor: string[]; rss: number };
+
+/**
+ * A worker process (scripts/test-worker.ts) and the file it runs. Its stdout and stderr are one
+ * stream (merged by the shell), so what a file's tests print stays in order with its spec lines.
+ */
+class Worker {
+  readonly child: ChildProcess;
+  private readonly ready: Promise<boolean>;
+  private current: {
+    file: string;
+    started: number;
+    output: string;
+    end?: { ok: boolean; counts: Record<string, number> };
+    done?: { rss: number; waitMs: number; waitedFor: string[] };
+    open: string[];
+    lateFailure?: string;
+    settle: (o: Outcome) => void;
+    timer: NodeJS.Timeout;
+  } | null = null;
+  private pending = '';
+  private exited: { code: number | null; signal: string | null } | null = null;
+  filesRun = 0;
+
+  constructor() {
+    const reporter = pathToFileURL(resolve(import.meta.dirname, 'test-worker-reporter.ts')).href;
+    const worker = resolve(import.meta.dirname, 'test-worker.ts');
+    this.child = spawn(
+      '/bin/sh',
+      [
+        '-c',
+        'exec "$0" "$@" 2>&1',
+        process.execPath,
+        `--test-reporter=${reporter}`,
+        '--test-reporter-destination=stdout',
+        `--test-timeout=${PER_TEST_TIMEOUT_MS}`,
+        worker,
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore', 'ipc'], detached: true, env: childEnv },
+    );
+    running.add(this.child);
+    this.child.stdout?.on('data', (c: Buffer) => this.onOutput(c.toString()));
+    this.ready = new Promise((resolve) => {
+      this.child.on('message', (msg: WorkerMessage) => {
+        if ('ready' in msg) resolve(true);
+        else if ('open' in msg && this.current) this.current.open = msg.open;
+        else if ('done' in msg && this.current) {
+          this.current.done = { rss: msg.rss, waitMs: msg.waitMs, waitedFor: msg.waitedFor };
+          this.settleIfComplete();
+        }
+      });
+      this.child.on('close', (code, signal) => {
+        running.delete(this.child);
+        this.exited = { code, signal };
+        resolve(false);
+        const c = this.current;
+        if (!c) return;
+        this.finish(
+          false,
+          c.end?.counts ?? {},
+          `the test process exited (${signal ?? `code ${code}`}) while running this file`,
+        );
+      });
+    });
+  }
+
+  get rss(): number {
+    return this.lastRss;
+  }
+  private lastRss = 0;
+
+  /** Runs one file; resolves with its outcome (the worker may be dead after a failure: check alive). */
+  async run(file: string): Promise<Outcome> {
+    const started = performance.now();
+    if (!(await this.ready) || this.exited) {
+      return {
+        file,
+        ok: false,
+        timedOut: false,
+        ms: 0,
+        counts: {},
+        output: '',
+        note: 'the test process did not start',
+      };
+    }
+    this.filesRun++;
+    return new Promise((settle) => {
+      const timer = setTimeout(() => {
+        const c = this.current;
+        if (!c) return;
+        const open = c.open.length ? ` Still open: ${c.open.join(', ')}.` : '';
+        this.killed = true;
+        this.finish(false, c.end?.counts ?? {}, `killed after ${fileTimeoutMs / 1000} s.${open}`, true);
+        killGroup(this.child);
+      }, fileTimeoutMs);
+      this.current = { file, started, output: '', open: [], settle, timer };
+      this.child.send({ run: file });
+    });
+  }
+
+  private killed = false;
+  get alive(): boolean {
+    return !this.exited && !this.killed;
+  }
+
+  /** Ends the worker: it exits by itself (writing its coverage) once it has no file left. */
+  async stop(): Promise<void> {
+    if (this.exited) return;
+    if (this.killed) {
+      await new Promise((resolve) => this.child.once('close', resolve));
+      return;
+    }
+    const closed = new Promise((resolve) => this.child.once('close', resolve));
+    this.child.send({ exit: true });
+    const killer = setTimeout(() => {
+      console.log('✖ a test worker did not exit within 60 s of its last file and was killed');
+      killGroup(this.child);
+    }, 60_000);
+    await closed;
+    clearTimeout(killer);
+  }
+
+  private onOutput(text: string): void {
+    this.pending += text;
+    let i = this.pending.indexOf(END_MARK);
+    while (i >= 0) {
+      const nl = this.pending.indexOf('\n', i);
+      if (nl < 0) break;
+      this.append(this.pending.slice(0, i));
+      const end = JSON.parse(this.pending.slice(i + END_MARK.length, nl));
+      this.pending = this.pending.slice(nl + 1);
+      if (this.current && end.file === this.current.file) {
+        this.current.end = end;
+        this.settleIfComplete();
+      } else if (this.current) {
+        // Something a finished file left running failed later (e.g. an error no test awaited): the
+        // file it ran in now fails, with what was reported.
+        this.current.lateFailure = `a failure was reported under ${end.file} after that file had ended`;
+      }
+      i = this.pending.indexOf(END_MARK);
+    }
+    // Keep a partial marker back until its line is complete.
+    const keep = this.pending.lastIndexOf('\u0001');
+    if (keep < 0) {
+      this.append(this.pending);
+      this.pending = '';
+    } else {
+      this.append(this.pending.slice(0, keep));
+      this.pending = this.pending.slice(keep);
+    }
+  }
+
+  private append(text: string): void {
+    if (this.current) this.current.output += text;
+  }
+
+  private settleIfComplete(): void {
+    const c = this.current;
+    if (!c?.end || !c.done) return;
+    this.lastRss = c.done.rss;
+    const closing = { ms: c.done.waitMs, open: c.done.waitedFor };
+    this.finish(c.end.ok && !c.lateFailure, c.end.counts, c.lateFailure, false, closing);
+  }
+
+  private finish(
+    ok: boolean,
+    counts: Record<string, number>,
+    note?: string,
+    timedOut = false,
+    closing?: Outcome['closing'],
+  ): void {
+    const c = this.current;
+    if (!c) return;
+    this.current = null;
+    clearTimeout(c.timer);
+    c.settle({
+      file: c.file,
+      ok,
+      timedOut,
+      note,
+      closing,
+      ms: performance.now() - c.started,
+      counts,
+      output: c.output,
+    });
+  }
+}
+
 function report(o: Outcome): void {
   const secs = `${(o.ms / 1000).toFixed(1)} s`;
   if (o.ok) {
     const skipped = o.counts.skipped ? `, ${o.counts.skipped} skipped` : '';
-    console.log(`✔ ${o.file} (${o.counts.pass ?? 0} passed${skipped}, ${secs})`);
+    // A file that keeps something open after its tests makes the run wait: say so when it is long.
+    const closing =
+      o.closing && o.closing.ms >= 1000
+        ? `; ${(o.closing.ms / 1000).toFixed(1)} s of it waiting for ${o.closing.open.join(', ')} to close`
+        : '';
+    console.log(`✔ ${o.file} (${o.counts.pass ?? 0} passed${skipped}, ${secs}${closing})`);
     if (echo) {
       for (const line of o.output.split('\n')) if (echo.test(line)) console.log(`    ${line.trim()}`);
     }
@@ -135,19 +363,33 @@ function report(o: Outcome): void {
         'something it started is still open: close every server, worker, receiver and database in `finally` / `after`.',
     );
   }
+  if (o.note) console.log(`✖ ${o.file}: ${o.note}`);
   console.log('');
 }
 
 const started = performance.now();
 const outcomes: Outcome[] = [];
 const queue = [...files];
+const done = (o: Outcome) => {
+  report(o);
+  outcomes.push(o);
+};
 await Promise.all(
   Array.from({ length: Math.min(concurrency, files.length) }, async () => {
-    for (let file = queue.shift(); file; file = queue.shift()) {
-      const o = await runFile(file);
-      report(o);
-      outcomes.push(o);
+    if (isolation === 'process') {
+      for (let file = queue.shift(); file; file = queue.shift()) done(await runFileAlone(file));
+      return;
     }
+    let worker: Worker | null = null;
+    for (let file = queue.shift(); file; file = queue.shift()) {
+      if (worker && (!worker.alive || worker.rss > maxWorkerRss)) {
+        await worker.stop();
+        worker = null;
+      }
+      worker ??= new Worker();
+      done(await worker.run(file));
+    }
+    await worker?.stop();
   }),
 );
 

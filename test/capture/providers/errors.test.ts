@@ -34,13 +34,19 @@ const input = (): TranscriptionInput => ({
   direction: 'inbound',
 });
 
+/**
+ * The providers' time-out where the fake answers: far above any answer's time on a loaded machine, so
+ * only the time-out test (which sets its own 1000 ms, against a fake that never answers) can meet it.
+ */
+const ANSWERS_WITHIN = '60000';
+
 const providers = (env: Record<string, string> = {}) => {
   const openai = transcriptionProviderFromConfig(
     loadConfig({
       TRANSCRIPTION_PROVIDER: 'openai',
       TRANSCRIPTION_BASE_URL: fake.openaiBaseUrl,
       TRANSCRIPTION_API_KEY: KEY,
-      TRANSCRIPTION_TIMEOUT_MS: '1000',
+      TRANSCRIPTION_TIMEOUT_MS: ANSWERS_WITHIN,
       ...env,
     }),
     clock,
@@ -50,7 +56,7 @@ const providers = (env: Record<string, string> = {}) => {
       TRANSCRIPTION_PROVIDER: 'deepgram',
       TRANSCRIPTION_BASE_URL: fake.deepgramBaseUrl,
       TRANSCRIPTION_API_KEY: KEY,
-      TRANSCRIPTION_TIMEOUT_MS: '1000',
+      TRANSCRIPTION_TIMEOUT_MS: ANSWERS_WITHIN,
       ...env,
     }),
     clock,
@@ -60,7 +66,7 @@ const providers = (env: Record<string, string> = {}) => {
       ANALYSIS_PROVIDER: 'openai',
       ANALYSIS_BASE_URL: fake.openaiBaseUrl,
       ANALYSIS_API_KEY: KEY,
-      ANALYSIS_TIMEOUT_MS: '1000',
+      ANALYSIS_TIMEOUT_MS: ANSWERS_WITHIN,
       ...env,
     }),
     clock,
@@ -168,7 +174,7 @@ test('a long provider message is trimmed to 500 characters', async () => {
 });
 
 test('a provider that does not answer in time is retryable, naming the time-out', async () => {
-  for (const p of providers()) {
+  for (const p of providers({ TRANSCRIPTION_TIMEOUT_MS: '1000', ANALYSIS_TIMEOUT_MS: '1000' })) {
     fake.script(p.route, { hang: true });
     await assert.rejects(p.run(), {
       kind: 'retryable',

@@ -53,10 +53,25 @@ const audio = (
   ...extra,
 });
 
+/** The providers' time-out: the fake always answers, so far above any answer's time on a loaded machine. */
+const ANSWERS_WITHIN_MS = 60_000;
+
 const openai = (extra: Partial<Parameters<typeof openAiTranscription>[0]> = {}) =>
-  openAiTranscription({ baseUrl: fake.openaiBaseUrl, apiKey: KEY, timeoutMs: 5000, clock, ...extra });
+  openAiTranscription({
+    baseUrl: fake.openaiBaseUrl,
+    apiKey: KEY,
+    timeoutMs: ANSWERS_WITHIN_MS,
+    clock,
+    ...extra,
+  });
 const deepgram = (extra: Partial<Parameters<typeof deepgramTranscription>[0]> = {}) =>
-  deepgramTranscription({ baseUrl: fake.deepgramBaseUrl, apiKey: KEY, timeoutMs: 5000, clock, ...extra });
+  deepgramTranscription({
+    baseUrl: fake.deepgramBaseUrl,
+    apiKey: KEY,
+    timeoutMs: ANSWERS_WITHIN_MS,
+    clock,
+    ...extra,
+  });
 
 test('openai: each channel of a dual-channel MP3 goes up as its own WAV and the answers merge by time into Agent/Customer lines', async () => {
   const before = fake.requests.length;

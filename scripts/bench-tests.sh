@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# `npm test` in a base commit (default d58afa4, the tree issue 16 measured as "today") and in this
+# checkout, back to back on one machine, ROUNDS times (default 1) alternating base, this; then one
+# table: wall time, CPU time (user + sys of every process the run started) and files/tests, per run.
+#
+#   scripts/bench-tests.sh [base-commit]      # e.g. on a quiet machine: uptime first, nothing else running
+#
+# The base is cloned from this repository into $BENCH_DIR (default /tmp/callcap-bench-<base>) with its
+# own `npm ci` the first time (kept for later runs). Each run's full output is kept next to the table
+# (.tmp/bench-tests/*.log). Both runners order files by their own last run (.tmp/test-times.json):
+# the first run of a fresh clone goes alphabetically, as a fresh CI checkout does.
+set -euo pipefail
+base=${1:-d58afa4}
+rounds=${ROUNDS:-1}
+here=$(cd "$(dirname "$0")/.." && pwd)
+dir=${BENCH_DIR:-/tmp/callcap-bench-$base}
+logs="$here/.tmp/bench-tests"
+mkdir -p "$logs"
+
+if [ ! -d "$dir/node_modules" ]; then
+  rm -rf "$dir"
+  git clone --quiet "$here" "$dir"
+  git -C "$dir" checkout --quiet "$base"
+  (cd "$dir" && npm ci --no-audit --no-fund >"$logs/npm-ci-base.log" 2>&1)
+fi
+
+rows=()
+run() { # <tag> <label> <tree> <round>
+  local label=$2 tree=$3 log="$logs/$1-$4.log"
+  local load
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
+  (cd "$tree" && /usr/bin/time -f 'TIME %e %U %S' npm test >"$log" 2>&1) || true
+  local t files
+  t=$(grep '^TIME ' "$log" | tail -1)
+  files=$(grep -E '^ℹ files ' "$log" | tail -1 | sed -E 's/^ℹ files ([0-9]+), failed ([0-9]+) · tests ([0-9]+).*/\1 files (\2 failed), \3 tests/')
+  rows+=("$(echo "$t" | awk -v l="$label" -v f="$files" -v load="$load" \
+    '{ printf "| %s | %.0f s | %.0f s | %s | %s |", l, $2, $3 + $4, f, load }')")
+  echo "${rows[-1]}"
+}
+
+for r in $(seq 1 "$rounds"); do
+  run base "base $(git -C "$dir" rev-parse --short HEAD)" "$dir" "$r"
+  run this "this $(git -C "$here" rev-parse --short HEAD)" "$here" "$r"
+done
+
+echo
+echo "| tree | wall | CPU (user + sys) | files / tests | load average at start |"
+echo "| --- | ---: | ---: | --- | --- |"
+printf '%s\n' "${rows[@]}"
