@@ -62,6 +62,7 @@ export async function queueTranscript(
             updated_at = $4
       WHERE id = $1`,
     [call.id, input.text, input.language ?? null, now],
+    { name: 'capture_queue_transcript_v1' },
   );
   await enqueueStage(tx, { organizationId: call.organization_id, callId: call.id, stage: 'analyse', now });
 }
@@ -84,13 +85,16 @@ export async function storeAnalysis(
     analysis: ProcessedAnalysis;
     followup: FollowupDraft | null;
     now: Date;
+    /** the call's voicemail flag when the caller read the locked row already */
+    voicemail?: boolean;
   },
 ): Promise<void> {
   // A voicemail (telephony: the caller alone, <Record>) is one-sided: never a follow-up draft.
-  const voicemail = await tx.query<{ voicemail: boolean }>('SELECT voicemail FROM calls WHERE id = $1', [
-    a.callId,
-  ]);
-  const followup = voicemail.rows[0]?.voicemail ? null : a.followup;
+  const voicemail =
+    a.voicemail ??
+    (await tx.query<{ voicemail: boolean }>('SELECT voicemail FROM calls WHERE id = $1', [a.callId])).rows[0]
+      ?.voicemail === true;
+  const followup = voicemail ? null : a.followup;
   await tx.query(
     `INSERT INTO call_analyses (call_id, organization_id, transcript_original, language, analysis, followup_email,
        created_at, updated_at)
@@ -104,12 +108,14 @@ export async function storeAnalysis(
       followup ? JSON.stringify(followup) : null,
       a.now,
     ],
+    { name: 'capture_store_analysis_v1' },
   );
   await tx.query(
     `UPDATE calls SET processing_state = 'processed', pending_transcript = NULL, pending_transcript_language = NULL,
             caller_name = COALESCE(caller_name, $2), updated_at = $3
       WHERE id = $1`,
     [a.callId, a.analysis.caller_name, a.now],
+    { name: 'capture_call_processed_v1' },
   );
 }
 
@@ -128,7 +134,8 @@ export async function settleCompletion(
   const now = deps.clock.now();
   // A whole row is the one the caller locked before storeAnalysis, which made it processed.
   const locked = 'recording_state' in call ? { ...call, processing_state: 'processed' as const } : undefined;
-  const emitted = await completeIfReady(tx, deps, call.id, { locked });
+  // when emitted, the enqueue below marks the complete stage succeeded (what markCompletionDone does)
+  const emitted = await completeIfReady(tx, deps, call.id, { locked, markJobDone: false });
   await enqueueStage(tx, {
     organizationId: call.organization_id,
     callId: call.id,
