@@ -108,7 +108,30 @@ export class Mp3Sniffer {
   }
 }
 
+/**
+ * The channel count music-metadata reports (without the duration scan) for a file whose first 8 KiB
+ * are `head`: when the file starts with four plain Layer III frames of one channel mode, that mode's
+ * (mono 1, else 2); undefined for anything else (ask music-metadata).
+ */
+export function sniffChannels(head: Buffer): 1 | 2 | undefined {
+  let at = 0;
+  let mono: boolean | null = null;
+  for (let i = 0; i < 4; i++) {
+    const h = frameHeader(head, at);
+    if (!h || (mono !== null && h.mono !== mono)) return undefined;
+    if (i < 3) {
+      const tag = head.toString('latin1', at + 4 + h.sideInfo, at + 8 + h.sideInfo);
+      if (tag === 'Info' || tag === 'Xing' || tag === 'Xtra' || tag === 'LAME') return undefined;
+    }
+    mono = h.mono;
+    at += h.frameBytes;
+    if (at + 4 > head.length) return undefined;
+  }
+  return mono ? 1 : 2;
+}
+
 interface FrameHeader {
+  mono: boolean;
   version: 1 | 2 | 2.5;
   bitrate: number;
   sampleRate: number;
@@ -143,7 +166,7 @@ function frameHeader(b: Buffer, at: number): FrameHeader | null {
   const samplesPerFrame = version === 1 ? 1152 : 576;
   const frameBytes = Math.floor(((samplesPerFrame / 8) * kbps * 1000) / sampleRate + padding);
   const sideInfo = version === 1 ? (mono ? 17 : 32) : mono ? 9 : 17;
-  return { version, bitrate: kbps, sampleRate, samplesPerFrame, sideInfo, frameBytes };
+  return { mono, version, bitrate: kbps, sampleRate, samplesPerFrame, sideInfo, frameBytes };
 }
 
 /**

@@ -5,7 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { capped, MAX_RECORDING_BYTES, Mp3Sniffer, measureMp3 } from '../../src/recordings/measure.ts';
+import { recordingChannels } from '../../src/recordings/channels.ts';
+import {
+  capped,
+  MAX_RECORDING_BYTES,
+  Mp3Sniffer,
+  measureMp3,
+  sniffChannels,
+} from '../../src/recordings/measure.ts';
 import { type BlobStore, fileBlobStore } from '../../src/recordings/store.ts';
 import { mp3Frames } from '../helpers/mp3.ts';
 import { monoMp3, stereoMp3 } from '../helpers/stereo-mp3.ts';
@@ -32,7 +39,14 @@ async function measureBoth(name: string, bytes: Buffer, chunk = 16384) {
   const key = `t/${name}.mp3`;
   const { bytes: size } = await store.put(key, capped(Readable.from(parts), MAX_RECORDING_BYTES, sniffer));
   assert.equal(size, bytes.length);
+  const { parseFile } = await import('music-metadata');
+  const meta = await parseFile(join(dir, key), { duration: false, skipCovers: true }).catch(() => null);
   return {
+    channels: await recordingChannels(store, key, size),
+    sniffedChannels: sniffChannels(
+      Buffer.concat([bytes.subarray(0, 8192), Buffer.alloc(8192)]).subarray(0, 8192),
+    ),
+    musicMetadataChannels: meta?.format.numberOfChannels === 2 ? 2 : 1,
     fast: sniffer.duration(size),
     sniffed: await measureMp3(store, key, size, sniffer),
     musicMetadata: await measureMp3(store, key, size),
@@ -70,6 +84,8 @@ for (const [name, make] of constantBitrate) {
       assert.notEqual(r.musicMetadata, null);
       assert.equal(r.fast, r.musicMetadata, `chunks of ${chunk}`);
       assert.equal(r.sniffed, r.musicMetadata);
+      assert.equal(r.channels, r.musicMetadataChannels);
+      assert.equal(r.sniffedChannels, r.musicMetadataChannels, 'the channel count read from the head');
     }
   });
 }
@@ -117,5 +133,6 @@ for (const [name, make] of others) {
     const r = await measureBoth(name.replace(/\W+/g, '-'), make());
     assert.equal(r.fast, undefined);
     assert.equal(r.sniffed, r.musicMetadata);
+    assert.equal(r.channels, r.musicMetadataChannels);
   });
 }

@@ -97,7 +97,9 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
     const form = new FormData();
     form.append(
       'file',
-      typeof audio === 'string' ? await openAsBlob(audio, { type }) : new Blob([audio as Uint8Array<ArrayBuffer>], { type }),
+      typeof audio === 'string'
+        ? await openAsBlob(audio, { type })
+        : new Blob([audio as Uint8Array<ArrayBuffer>], { type }),
       filename,
     );
     form.append('model', model);
