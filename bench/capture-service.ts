@@ -17,7 +17,7 @@
  * product's code is not touched); the CPU by stage from the V8 CPU profile of this process's main
  * thread during the window (node:inspector), summarised by ./cpu-profile.ts.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
@@ -63,7 +63,10 @@ interface Counts {
   byKind: Record<string, number>;
 }
 const counts: Counts = { transactions: 0, statements: 0, byKind: {} };
+/** BENCH_SQL_LOG=<file>: every statement (first 160 characters) and BEGIN appended there, to read a call's SQL. */
+const SQL_LOG = process.env.BENCH_SQL_LOG;
 const countStatement = (sql: string) => {
+  if (SQL_LOG) appendFileSync(SQL_LOG, `${sql.replace(/\s+/g, ' ').trim().slice(0, 160)}\n`);
   counts.statements++;
   const kind = STATEMENT_KINDS.find(([, re]) => re.test(sql))![0];
   counts.byKind[kind] = (counts.byKind[kind] ?? 0) + 1;
@@ -81,6 +84,7 @@ function counting(db: Db): Db {
     query: wrap(db).query,
     transaction: (fn) => {
       counts.transactions++;
+      if (SQL_LOG) appendFileSync(SQL_LOG, 'BEGIN\n');
       return db.transaction((tx) => fn(wrap(tx)));
     },
     exec: (sql) => db.exec(sql),
@@ -180,6 +184,7 @@ async function startWindow(sampleRss: boolean) {
     await session.post('Profiler.setSamplingInterval', { interval: 1000 });
     await session.post('Profiler.start');
   }
+  if (SQL_LOG) appendFileSync(SQL_LOG, '-- window\n');
   counts.transactions = 0;
   counts.statements = 0;
   counts.byKind = {};

@@ -56,6 +56,11 @@ export async function completeIfReady(
      * (the analyse stage: processing_state processed): spares reading the locked row again.
      */
     locked?: IngestCall;
+    /**
+     * false when the caller marks the complete stage itself in this transaction (settleCompletion
+     * enqueues it as succeeded right after): spares the UPDATE of a job row that is written again.
+     */
+    markJobDone?: boolean;
   } = {},
 ): Promise<boolean> {
   const call =
@@ -68,6 +73,7 @@ export async function completeIfReady(
   const { rows } = await tx.query<StoredAnalysis>(
     'SELECT transcript_original, analysis, followup_email FROM call_analyses WHERE call_id = $1',
     [call.id],
+    { name: 'capture_stored_analysis_v1' },
   );
   if (!rows[0]) return false;
   const stored = rows[0];
@@ -118,13 +124,13 @@ export async function completeIfReady(
   if (matches.length) await emit('call.tracker.matched', trackerMatchedData(call.id, matches));
 
   // The matches stay on the call for its page (capture/call-page.ts), written with the completion mark.
-  await tx.query('UPDATE calls SET completion_emitted_at = $2, tracker_matches = $3 WHERE id = $1', [
-    call.id,
-    now,
-    JSON.stringify(matches),
-  ]);
+  await tx.query(
+    'UPDATE calls SET completion_emitted_at = $2, tracker_matches = $3 WHERE id = $1',
+    [call.id, now, JSON.stringify(matches)],
+    { name: 'capture_completion_emitted_v2' },
+  );
   // Done here (a recording settled, or the analysis stage): the complete stage has nothing left to do.
-  await markCompletionDone(tx, call.id, now);
+  if (opts.markJobDone !== false) await markCompletionDone(tx, call.id, now);
   return true;
 }
 
@@ -140,6 +146,7 @@ async function loadTrackers(tx: Queryable, organizationId: string): Promise<Trac
   const { rows } = await tx.query<Tracker>(
     'SELECT id, name, terms FROM trackers WHERE organization_id = $1 ORDER BY created_at, id',
     [organizationId],
+    { name: 'capture_trackers_v1' },
   );
   return rows;
 }

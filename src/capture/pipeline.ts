@@ -77,6 +77,7 @@ export async function queueTranscript(
             audio_redaction = $5, updated_at = $4
       WHERE id = $1`,
     [call.id, text, input.language ?? null, now, audio],
+    { name: 'capture_queue_transcript_v2' },
   );
   await enqueueStage(tx, { organizationId: call.organization_id, callId: call.id, stage: 'analyse', now });
 }
@@ -106,6 +107,8 @@ export async function storeAnalysis(
     /** the words each field was read from (call_analyses.evidence), when the analyser gave them */
     evidence?: AnalyzerResult['evidence'] | null;
     now: Date;
+    /** the call's voicemail flag when the caller read the locked row already */
+    voicemail?: boolean;
   },
 ): Promise<void> {
   const a = (await redactionEnabled(tx, input.organizationId))
@@ -117,10 +120,11 @@ export async function storeAnalysis(
       }
     : input;
   // A voicemail (telephony: the caller alone, <Record>) is one-sided: never a follow-up draft.
-  const voicemail = await tx.query<{ voicemail: boolean }>('SELECT voicemail FROM calls WHERE id = $1', [
-    a.callId,
-  ]);
-  const followup = voicemail.rows[0]?.voicemail ? null : a.followup;
+  const voicemail =
+    a.voicemail ??
+    (await tx.query<{ voicemail: boolean }>('SELECT voicemail FROM calls WHERE id = $1', [a.callId])).rows[0]
+      ?.voicemail === true;
+  const followup = voicemail ? null : a.followup;
   await tx.query(
     `INSERT INTO call_analyses (call_id, organization_id, transcript_original, language, analysis, followup_email,
        created_at, updated_at, evidence)
@@ -135,12 +139,14 @@ export async function storeAnalysis(
       a.now,
       a.evidence && Object.keys(a.evidence).length ? JSON.stringify(a.evidence) : null,
     ],
+    { name: 'capture_store_analysis_v1' },
   );
   await tx.query(
     `UPDATE calls SET processing_state = 'processed', pending_transcript = NULL, pending_transcript_language = NULL,
             caller_name = COALESCE(caller_name, $2), updated_at = $3
       WHERE id = $1`,
     [a.callId, a.analysis.caller_name, a.now],
+    { name: 'capture_call_processed_v1' },
   );
 }
 
@@ -159,7 +165,8 @@ export async function settleCompletion(
   const now = deps.clock.now();
   // A whole row is the one the caller locked before storeAnalysis, which made it processed.
   const locked = 'recording_state' in call ? { ...call, processing_state: 'processed' as const } : undefined;
-  const emitted = await completeIfReady(tx, deps, call.id, { locked });
+  // when emitted, the enqueue below marks the complete stage succeeded (what markCompletionDone does)
+  const emitted = await completeIfReady(tx, deps, call.id, { locked, markJobDone: false });
   await enqueueStage(tx, {
     organizationId: call.organization_id,
     callId: call.id,

@@ -6,7 +6,7 @@ import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { factsOf, findRecordingCall, type RecordingCall } from '../recordings/call-recording.ts';
 import { EVENT_LINK_TTL_MS, mintRecordingLink } from '../recordings/links.ts';
-import { capped, MAX_RECORDING_BYTES, measureMp3 } from '../recordings/measure.ts';
+import { capped, MAX_RECORDING_BYTES, Mp3Sniffer, measureMp3 } from '../recordings/measure.ts';
 import { recordingReadyData, recordingReadyFactKey } from '../webhooks/outbox/event-data/recording.ts';
 import { emitEvent } from '../webhooks/outbox/outbox.ts';
 import { completeIfReady } from './completion.ts';
@@ -63,8 +63,9 @@ export async function storeRecording(
   const key = `recordings/${before.organization_id}/${before.id}/${newId()}.mp3`;
   let committed = false;
   try {
-    const { bytes } = await deps.store.put(key, capped(body, MAX_RECORDING_BYTES));
-    const duration = await measureMp3(deps.store, key, bytes);
+    const sniffer = new Mp3Sniffer();
+    const { bytes } = await deps.store.put(key, capped(body, MAX_RECORDING_BYTES, sniffer));
+    const duration = await measureMp3(deps.store, key, bytes, sniffer);
     if (duration === null) {
       throw new AppError(
         'BAD_REQUEST',
@@ -81,6 +82,7 @@ export async function storeRecording(
           WHERE id = $1
         RETURNING processing_state`,
         [call.id, key, bytes, duration, opts.recordingSid ?? null, now],
+        { name: 'capture_recording_stored_v1' },
       );
       const processing = rows[0]?.processing_state;
       await emitEvent(tx, {

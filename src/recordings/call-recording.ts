@@ -44,6 +44,7 @@ export async function findRecordingCall(
       WHERE c.id = $1 AND ($2::uuid IS NULL OR c.organization_id = $2::uuid)
       ${opts.forUpdate ? 'FOR UPDATE OF c' : ''}`,
     [callId, opts.organizationId ?? null],
+    { name: opts.forUpdate ? 'recordings_call_locked_v1' : 'recordings_call_v1' },
   );
   return rows[0] ?? null;
 }

@@ -1,4 +1,6 @@
+import { open } from 'node:fs/promises';
 import { parseFile, parseStream } from 'music-metadata';
+import { sniffChannels } from './measure.ts';
 import type { BlobStore } from './store.ts';
 
 /**
@@ -11,6 +13,18 @@ import type { BlobStore } from './store.ts';
 export async function recordingChannels(store: BlobStore, key: string, bytes: number): Promise<1 | 2> {
   try {
     const path = store.localPath(key);
+    // a plain MP3 (four Layer III frames first) tells from its first 8 KiB, as music-metadata would
+    if (path && bytes >= 8192) {
+      const fh = await open(path, 'r');
+      try {
+        const head = Buffer.alloc(8192);
+        const { bytesRead } = await fh.read(head, 0, 8192, 0);
+        const sniffed = bytesRead === 8192 ? sniffChannels(head) : undefined;
+        if (sniffed) return sniffed;
+      } finally {
+        await fh.close();
+      }
+    }
     const meta = path
       ? await parseFile(path, { duration: false, skipCovers: true })
       : await parseStream(store.read(key), { mimeType: 'audio/mpeg', size: bytes }, { skipCovers: true });

@@ -29,14 +29,7 @@ import { drainRuns, kickedRounds, startWakeups } from '../../queue.ts';
 import { JOBS_CHANNEL } from './enqueue.ts';
 import { operatorMessage } from './error-message.ts';
 import { claimJobs, extendLease, releaseJob } from './sql/claim-jobs.ts';
-import {
-  countOutcome as countOutcomeRow,
-  finishJob,
-  type JobOutcome,
-  LeaseLost,
-  lockRun,
-  rescheduleJob,
-} from './sql/finish-job.ts';
+import { endRun, type JobOutcome, LeaseLost, lockRun, type RunEnd } from './sql/finish-job.ts';
 import { type ClaimedJob, STAGES, type Stage, type StageHandlers, type StageOutcome } from './types.ts';
 
 /**
@@ -168,74 +161,76 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
    * Writes a run's outcome under its lease and counts it twice: in the database, in the same
    * transaction (processing_job_outcomes: the fleet-wide callcap_processing_job_outcomes_total), and
    * after the commit in this process's prom-client counter callcap_processing_job_runs_total.
+   * An outcome with a write of its own runs in a transaction: lockRun, the write, then the job row
+   * and the count in one statement (endRun). One without (a download stored by its own transaction,
+   * a wait, a cancellation, a failure) is one fenced statement, no transaction.
    */
   async function write(job: ClaimedJob, outcome: StageOutcome | { kind: 'error'; err: unknown }) {
-    let counted: JobOutcome | null = null;
-    const countOutcome = async (tx: Queryable, stage: Stage, o: JobOutcome) => {
-      await countOutcomeRow(tx, stage, o);
-      counted = o;
-    };
-    await deps.db.transaction(async (tx) => {
-      await lockRun(tx, job, owner);
-      const now = deps.clock.now();
-      switch (outcome.kind) {
-        case 'succeeded':
-          await outcome.write?.(tx);
-          await finishJob(tx, { id: job.id, state: 'succeeded', error: null, errorKind: null, now });
-          await countOutcome(tx, job.stage, 'done');
-          return;
-        case 'waiting':
-          await rescheduleJob(tx, { id: job.id, kind: 'wait', at: outcome.until, now });
-          await countOutcome(tx, job.stage, 'wait');
-          return;
-        case 'cancelled':
-          await finishJob(tx, {
-            id: job.id,
-            state: 'cancelled',
-            error: outcome.reason,
-            errorKind: null,
-            now,
-          });
-          await countOutcome(tx, job.stage, 'cancelled');
-          return;
-        case 'needs_review':
-          await outcome.write?.(tx);
-          await finishJob(tx, {
-            id: job.id,
-            state: 'needs_review',
-            error: operatorMessage(outcome.message),
-            errorKind: 'invalid_output',
-            now,
-          });
-          await countOutcome(tx, job.stage, 'needs_review');
-          return;
-        case 'error': {
-          const { kind, message, retryAfterMs } = describe(outcome.err);
-          const v = retryVerdict({
-            kind,
-            attempts: job.attempts,
-            maxAttempts: deps.config.PROCESSING_MAX_ATTEMPTS,
-            retryAfterMs,
-            random: random(),
-          });
-          if (v.verdict === 'retry') {
-            const at = new Date(now.getTime() + v.delayMs);
-            await rescheduleJob(tx, { id: job.id, kind: 'retry', at, error: message, errorKind: kind, now });
-            await countOutcome(tx, job.stage, 'retry');
-          } else {
-            const state = v.verdict === 'needs_review' ? 'needs_review' : 'failed';
-            await finishJob(tx, { id: job.id, state, error: message, errorKind: kind, now });
-            await countOutcome(tx, job.stage, state);
-            deps.log.warn(
-              { callId: job.callId, stage: job.stage, attempts: job.attempts, kind },
-              `processing stage ${state}; GET /admin/v1/calls/{id}/processing shows why, POST …/reprocess runs it again`,
-            );
-          }
-          return;
-        }
-      }
+    const { end, counted, stageWrite } = endOf(job, outcome);
+    const now = deps.clock.now();
+    if (stageWrite) {
+      await deps.db.transaction(async (tx) => {
+        await lockRun(tx, job, owner);
+        await stageWrite(tx);
+        await endRun(tx, { job, owner, fence: false, end, outcome: counted, now: deps.clock.now() });
+      });
+    } else if (!(await endRun(deps.db, { job, owner, fence: true, end, outcome: counted, now }))) {
+      throw new LeaseLost(job);
+    }
+    if (end.mode === 'finish' && outcome.kind === 'error') {
+      deps.log.warn(
+        { callId: job.callId, stage: job.stage, attempts: job.attempts, kind: end.errorKind },
+        `processing stage ${end.state}; GET /admin/v1/calls/{id}/processing shows why, POST …/reprocess runs it again`,
+      );
+    }
+    processingJobRuns.inc({ stage: job.stage, outcome: counted });
+  }
+
+  /** What a run's outcome writes: the job row's end, the outcome counted, and the stage's own write. */
+  function endOf(
+    job: ClaimedJob,
+    outcome: StageOutcome | { kind: 'error'; err: unknown },
+  ): { end: RunEnd; counted: JobOutcome; stageWrite?: (tx: Queryable) => Promise<void> } {
+    const finish = (
+      state: 'succeeded' | 'failed' | 'needs_review' | 'cancelled',
+      error: string | null,
+      errorKind: string | null,
+    ): RunEnd => ({
+      mode: 'finish',
+      state,
+      error,
+      errorKind,
     });
-    if (counted) processingJobRuns.inc({ stage: job.stage, outcome: counted });
+    switch (outcome.kind) {
+      case 'succeeded':
+        return { end: finish('succeeded', null, null), counted: 'done', stageWrite: outcome.write };
+      case 'waiting':
+        return { end: { mode: 'wait', at: outcome.until }, counted: 'wait' };
+      case 'cancelled':
+        return { end: finish('cancelled', outcome.reason, null), counted: 'cancelled' };
+      case 'needs_review':
+        return {
+          end: finish('needs_review', operatorMessage(outcome.message), 'invalid_output'),
+          counted: 'needs_review',
+          stageWrite: outcome.write,
+        };
+      case 'error': {
+        const { kind, message, retryAfterMs } = describe(outcome.err);
+        const v = retryVerdict({
+          kind,
+          attempts: job.attempts,
+          maxAttempts: deps.config.PROCESSING_MAX_ATTEMPTS,
+          retryAfterMs,
+          random: random(),
+        });
+        if (v.verdict === 'retry') {
+          const at = new Date(deps.clock.now().getTime() + v.delayMs);
+          return { end: { mode: 'retry', at, error: message, errorKind: kind }, counted: 'retry' };
+        }
+        const state = v.verdict === 'needs_review' ? 'needs_review' : 'failed';
+        return { end: finish(state, message, kind), counted: state };
+      }
+    }
   }
 
   async function runCall(callId: string): Promise<number> {
@@ -245,6 +240,10 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
       if (!job) return n;
       await run(job);
       n++;
+      // A runner of one stage (the public listener's downloads) has run the call's only job of it:
+      // a (call, stage) has one row, and a run never leaves it due at once (a retry waits its
+      // backoff), so claiming again would find nothing.
+      if (stages.length === 1) return n;
     }
   }
 

@@ -36,6 +36,12 @@ export const OPENAI_DEFAULT_TRANSCRIPTION_MODEL = 'whisper-1';
 export const OPENAI_MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
 /** Ten minutes per uploaded window: short enough for every server's limit at telephone rates. */
 export const WINDOW_SECONDS = 600;
+/**
+ * A window's WAV up to this size per channel (32 s at 16 kHz) is kept in memory and uploaded from
+ * there — no file written, opened and read back; a longer one goes to disk as it grows. At most
+ * 2 × 1 MiB per running transcription (PROCESSING_CONCURRENCY of them).
+ */
+export const WINDOW_MEMORY_BYTES = 1024 * 1024;
 /** The longest dual-channel recording transcribed: four hours. */
 export const MAX_RECORDING_SECONDS = 4 * 60 * 60;
 
@@ -117,9 +123,16 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
     secrets: opts.apiKey ? [opts.apiKey] : [],
   };
 
-  const upload = async (file: string, filename: string, type: string, signal?: AbortSignal) => {
+  /** `audio`: a file's path, or the bytes of a window kept in memory */
+  const upload = async (audio: string | Buffer, filename: string, type: string, signal?: AbortSignal) => {
     const form = new FormData();
-    form.append('file', await openAsBlob(file, { type }), filename);
+    form.append(
+      'file',
+      typeof audio === 'string'
+        ? await openAsBlob(audio, { type })
+        : new Blob([audio as Uint8Array<ArrayBuffer>], { type }),
+      filename,
+    );
     form.append('model', model);
     form.append('response_format', 'verbose_json');
     form.append('timestamp_granularities[]', 'segment');
@@ -165,6 +178,7 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
             maxWindowSeconds: WINDOW_SECONDS,
             maxWindowBytes: maxUploadBytes,
             maxSeconds: opts.maxRecordingSeconds ?? MAX_RECORDING_SECONDS,
+            memoryBytes: WINDOW_MEMORY_BYTES,
           });
           const speakers: Speaker[] = [
             speakerOfChannel(0, input.direction),
@@ -175,7 +189,12 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
             const answers = await Promise.all(
               ([0, 1] as const).map((ch) =>
                 w.audible[ch]
-                  ? upload(w.files[ch], `${speakers[ch]}-${wi}.wav`, 'audio/wav', input.signal)
+                  ? upload(
+                      w.wavs?.[ch] ?? w.files[ch],
+                      `${speakers[ch]}-${wi}.wav`,
+                      'audio/wav',
+                      input.signal,
+                    )
                   : null,
               ),
             );

@@ -21,8 +21,10 @@ const SILENCE_PEAK = 0.001;
 export interface ChannelWindow {
   /** seconds from the start of the recording */
   offset: number;
-  /** [agent, customer] file paths */
+  /** [agent, customer] file paths; written only for a window not kept in memory (no `wavs`) */
   files: [string, string];
+  /** [agent, customer] WAV bytes of a window kept in memory (limits.memoryBytes): no file was written */
+  wavs?: [Buffer, Buffer];
   /** whether each channel has anything above SILENCE_PEAK in this window */
   audible: [boolean, boolean];
 }
@@ -37,7 +39,10 @@ export interface SplitResult {
 
 interface OpenWindow {
   w: ChannelWindow;
-  fhs: [Awaited<ReturnType<typeof open>>, Awaited<ReturnType<typeof open>>];
+  /** the files, once the window is on disk */
+  fhs: [Awaited<ReturnType<typeof open>>, Awaited<ReturnType<typeof open>>] | null;
+  /** each channel's PCM so far while the window is in memory (fhs null) */
+  pcm: [Buffer[], Buffer[]];
   peaks: [number, number];
   samples: number;
 }
@@ -46,13 +51,16 @@ interface OpenWindow {
  * Decodes `mp3` into `dir` (which the caller creates and removes). Windows hold at most
  * `maxWindowSeconds` and at most `maxWindowBytes` of WAV each; more than `maxSeconds` of audio in all
  * is refused with ProviderError('too_large'). A source above MAX_OUTPUT_RATE is resampled to it.
+ * `memoryBytes`: a window whose WAV stays within it per channel is kept in memory (`wavs`) and never
+ * written to disk; one that grows past it is moved to its files then (default 0: always files).
  */
 export async function splitStereoMp3(
   provider: string,
   mp3: Readable,
   dir: string,
-  limits: { maxWindowSeconds: number; maxWindowBytes: number; maxSeconds: number },
+  limits: { maxWindowSeconds: number; maxWindowBytes: number; maxSeconds: number; memoryBytes?: number },
 ): Promise<SplitResult> {
+  const memoryBytes = limits.memoryBytes ?? 0;
   const decoder = await takeDecoder();
   let decoderHealthy = false;
   const windows: ChannelWindow[] = [];
@@ -65,10 +73,28 @@ export async function splitStereoMp3(
   const scratch = [new PcmScratch(), new PcmScratch()] as const;
 
   const closeWindow = async (o: OpenWindow) => {
+    for (const ch of [0, 1] as const) o.w.audible[ch] = o.peaks[ch] >= SILENCE_PEAK;
+    if (!o.fhs) {
+      const header = wavHeader(sampleRate, o.samples);
+      o.w.wavs = [Buffer.concat([header, ...o.pcm[0]]), Buffer.concat([header, ...o.pcm[1]])];
+      return;
+    }
     for (const ch of [0, 1] as const) {
       await o.fhs[ch].write(wavHeader(sampleRate, o.samples), 0, WAV_HEADER_BYTES, 0);
       await o.fhs[ch].close();
-      o.w.audible[ch] = o.peaks[ch] >= SILENCE_PEAK;
+    }
+  };
+  /** Moves a window kept in memory to its files (it outgrew memoryBytes), or opens them. */
+  const toDisk = async (o: OpenWindow) => {
+    const fhs = [await open(o.w.files[0], 'w'), await open(o.w.files[1], 'w')] as NonNullable<
+      OpenWindow['fhs']
+    >;
+    o.fhs = fhs;
+    for (const ch of [0, 1] as const) {
+      // room for the header, written when the window closes and its length is known
+      await fhs[ch].write(Buffer.alloc(WAV_HEADER_BYTES));
+      for (const part of o.pcm[ch]) await fhs[ch].write(part);
+      o.pcm[ch] = [];
     }
   };
   const openWindow = async (): Promise<OpenWindow> => {
@@ -76,10 +102,9 @@ export async function splitStereoMp3(
     const files: [string, string] = [`${dir}/agent-${i}.wav`, `${dir}/customer-${i}.wav`];
     const w: ChannelWindow = { offset: (i * windowSamples) / sampleRate, files, audible: [false, false] };
     windows.push(w);
-    const fhs = [await open(files[0], 'w'), await open(files[1], 'w')] as OpenWindow['fhs'];
-    // room for the header, written when the window closes and its length is known
-    for (const fh of fhs) await fh.write(Buffer.alloc(WAV_HEADER_BYTES));
-    return { w, fhs, peaks: [0, 0], samples: 0 };
+    const o: OpenWindow = { w, fhs: null, pcm: [[], []], peaks: [0, 0], samples: 0 };
+    if (memoryBytes <= WAV_HEADER_BYTES) await toDisk(o);
+    return o;
   };
   /** Appends the `n` output samples of both channels (in scratch) to the windows. */
   const append = async (n: number) => {
@@ -87,8 +112,12 @@ export async function splitStereoMp3(
     while (at < n) {
       cur ??= await openWindow();
       const k = Math.min(n - at, windowSamples - cur.samples);
+      if (!cur.fhs && WAV_HEADER_BYTES + (cur.samples + k) * 2 > memoryBytes) await toDisk(cur);
       for (const ch of [0, 1] as const) {
-        await cur.fhs[ch].write(scratch[ch].bytes, at * 2, k * 2);
+        const fhs = cur.fhs as OpenWindow['fhs'];
+        if (fhs) await fhs[ch].write(scratch[ch].bytes, at * 2, k * 2);
+        // a copy: the scratch buffer is reused by the next chunk
+        else cur.pcm[ch].push(Buffer.from(scratch[ch].bytes.subarray(at * 2, (at + k) * 2)));
         const peak = scratch[ch].peak(at, k);
         if (peak > cur.peaks[ch]) cur.peaks[ch] = peak;
       }
@@ -148,7 +177,7 @@ export async function splitStereoMp3(
   } catch (err) {
     // a read error of the stored audio or a full disk is not the provider's: it goes up as it is
     const left = cur as OpenWindow | null; // assigned in append(): TypeScript cannot see it
-    if (left) await Promise.allSettled(left.fhs.map((fh) => fh.close()));
+    if (left?.fhs) await Promise.allSettled(left.fhs.map((fh) => fh.close()));
     throw err;
   } finally {
     giveBackDecoder(decoder, decoderHealthy);

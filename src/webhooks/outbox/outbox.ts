@@ -49,30 +49,51 @@ export function serializeEvent(e: NewEvent, eventId: string): string {
 export async function emitEvent(tx: Queryable, e: NewEvent): Promise<{ eventId: string; inserted: boolean }> {
   const eventId = eventIdFor(e.eventType, e.factKey);
   const body = serializeEvent(e, eventId);
-  const ins = await tx.query(
-    `INSERT INTO events (id, organization_id, event_type, resource_id, call_id, body, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
-    [eventId, e.organizationId, e.eventType, e.resourceId, e.callId, body, e.createdAt],
+  const { rows } = await tx.query<{ inserted: boolean }>(
+    EMIT_EVENT_SQL,
+    [
+      eventId,
+      e.organizationId,
+      e.eventType,
+      e.resourceId,
+      e.callId,
+      body,
+      e.createdAt,
+      DELETION_EVENT_TYPES.has(e.eventType),
+    ],
+    { name: 'outbox_emit_event_v1' },
   );
-  if (ins.rowCount === 0) return { eventId, inserted: false };
-  const deletionOnly = DELETION_EVENT_TYPES.has(e.eventType);
-  // ORDER BY s.id: each new delivery share-locks its subscription (migration 0003 trigger); taking
-  // those locks in id order, like every other writer, rules out deadlocks with the delivery worker.
-  const fanned = await tx.query(
-    `INSERT INTO webhook_deliveries (id, organization_id, subscription_id, event_id, event_type, status,
-       next_attempt_at, created_at, updated_at)
-     SELECT gen_random_uuid(), s.organization_id, s.id, $2, $3, 'pending', $4, $4, $4
-       FROM webhook_subscriptions s
-      WHERE s.organization_id = $1 AND s.deleted_at IS NULL AND s.state IN ('active', 'paused')
-        AND (cardinality(s.event_types) = 0 OR $3 = ANY (s.event_types))
-        AND (NOT $5::boolean OR EXISTS (
-              SELECT 1 FROM webhook_call_reach r WHERE r.subscription_id = s.id AND r.call_id = $6))
-      ORDER BY s.id
-     ON CONFLICT (subscription_id, event_id) DO NOTHING`,
-    [e.organizationId, eventId, e.eventType, e.createdAt, deletionOnly, e.callId],
-  );
-  // One empty payload: PostgreSQL folds identical notifications of a transaction into one, so a
-  // transaction emitting many events wakes the workers once, at commit.
-  if (fanned.rowCount > 0) await tx.query(`SELECT pg_notify('webhook_deliveries', '')`);
-  return { eventId, inserted: true };
+  return { eventId, inserted: rows[0]?.inserted === true };
 }
+
+/**
+ * The event, its deliveries and the wake-up in one statement (one round trip, planned once per
+ * connection): the fan-out runs only when the event row is new (ON CONFLICT DO NOTHING returned it),
+ * and the NOTIFY only when a delivery was created.
+ * ORDER BY s.id: each new delivery share-locks its subscription (migration 0003 trigger); taking
+ * those locks in id order, like every other writer, rules out deadlocks with the delivery worker.
+ * Deletion events ($8) go only to subscriptions that received content of that call.
+ * One empty payload: PostgreSQL folds identical notifications of a transaction into one, so a
+ * transaction emitting many events wakes the workers once, at commit.
+ */
+const EMIT_EVENT_SQL = `
+WITH ev AS (
+  INSERT INTO events (id, organization_id, event_type, resource_id, call_id, body, created_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING
+  RETURNING id
+), fanned AS (
+  INSERT INTO webhook_deliveries (id, organization_id, subscription_id, event_id, event_type, status,
+    next_attempt_at, created_at, updated_at)
+  SELECT gen_random_uuid(), s.organization_id, s.id, $1, $3, 'pending', $7, $7, $7
+    FROM webhook_subscriptions s
+   WHERE EXISTS (SELECT 1 FROM ev)
+     AND s.organization_id = $2 AND s.deleted_at IS NULL AND s.state IN ('active', 'paused')
+     AND (cardinality(s.event_types) = 0 OR $3 = ANY (s.event_types))
+     AND (NOT $8::boolean OR EXISTS (
+           SELECT 1 FROM webhook_call_reach r WHERE r.subscription_id = s.id AND r.call_id = $5))
+   ORDER BY s.id
+  ON CONFLICT (subscription_id, event_id) DO NOTHING
+  RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM ev) AS inserted,
+       (SELECT pg_notify('webhook_deliveries', '') FROM fanned LIMIT 1) IS NOT NULL AS notified`;

@@ -2,10 +2,11 @@ import type { Queryable } from '../../../db/types.ts';
 import type { ClaimedJob } from '../types.ts';
 
 /**
- * The writes that end one run of a job. Each runs inside the runner's transaction after
- * lockRun(): the call row is locked first (every writer of a call locks it before its jobs, so
- * a stage's commit and a recording upload cannot deadlock), then the job row is checked to still be
- * this run's — pending or waiting, leased by this owner, with this run's attempt count.
+ * The writes that end one run of a job, fenced by its lease: the call row is locked first (every
+ * writer of a call locks it before its jobs, so a stage's commit and a recording upload cannot
+ * deadlock), then the job row is checked to still be this run's — pending or waiting, leased by
+ * this owner, with this run's attempt count (lockRun before a stage's own write; endRun's fence
+ * when there is none).
  */
 
 /** Thrown (and the transaction rolled back) when the run lost its lease: nothing of it is written. */
@@ -35,64 +36,87 @@ export async function lockRun(tx: Queryable, job: ClaimedJob, owner: string): Pr
   if (r.rowCount === 0) throw new LeaseLost(job);
 }
 
-/** A final state (succeeded, failed, needs_review, cancelled): lease released, finished_at set. */
-export async function finishJob(
-  tx: Queryable,
-  p: {
-    id: string;
-    state: 'succeeded' | 'failed' | 'needs_review' | 'cancelled';
-    error: string | null;
-    errorKind: string | null;
-    now: Date;
-  },
-): Promise<void> {
-  await tx.query(
-    `UPDATE processing_jobs
-        SET state = $2, last_error = COALESCE($3, CASE WHEN $2 = 'succeeded' THEN NULL ELSE last_error END),
-            last_error_kind = COALESCE($4, CASE WHEN $2 = 'succeeded' THEN NULL ELSE last_error_kind END),
-            lease_owner = NULL, lease_expires_at = NULL, finished_at = $5, updated_at = $5
-      WHERE id = $1`,
-    [p.id, p.state, p.error, p.errorKind, p.now],
-  );
-}
+/**
+ * How a run ends, as one write of its job row: `finish` a final state (lease released, finished_at
+ * set), `retry` due again at `at` with the error kept (the attempt counted), `wait` due again at `at`
+ * without counting the attempt (the complete stage waiting for its recording).
+ */
+export type RunEnd =
+  | {
+      mode: 'finish';
+      state: 'succeeded' | 'failed' | 'needs_review' | 'cancelled';
+      error: string | null;
+      errorKind: string | null;
+    }
+  | { mode: 'retry'; at: Date; error: string; errorKind: string }
+  | { mode: 'wait'; at: Date };
 
 /**
- * Due again at `at`: a retry after a failure (error kept, the attempt counted), or a wait (the
- * complete stage waiting for its recording: not an attempt, so the count is given back).
+ * The end of a run in ONE statement: the job row written as finishJob / rescheduleJob write it and
+ * the outcome counted (countOutcome), and — with `fence` — first the call's lock and the lease check
+ * of lockRun, so a run that wrote nothing else needs no transaction at all (one round trip instead
+ * of BEGIN, three statements and COMMIT). Without `fence` it runs after lockRun and the stage's write
+ * in the runner's transaction: the job row is then written whatever that write did to it (the
+ * complete stage's completion marks its own row done). Answers false when the fence found the job
+ * no longer this run's: nothing was written.
  */
-export async function rescheduleJob(
-  tx: Queryable,
-  p: { id: string; at: Date; now: Date } & (
-    | { kind: 'retry'; error: string; errorKind: string }
-    | { kind: 'wait' }
-  ),
-): Promise<void> {
-  if (p.kind === 'retry') {
-    await tx.query(
-      `UPDATE processing_jobs SET state = 'pending', next_attempt_at = $2, last_error = $3, last_error_kind = $4,
-              lease_owner = NULL, lease_expires_at = NULL, updated_at = $5
-        WHERE id = $1`,
-      [p.id, p.at, p.error, p.errorKind, p.now],
-    );
-  } else {
-    await tx.query(
-      `UPDATE processing_jobs SET state = 'waiting', next_attempt_at = $2, attempts = greatest(attempts - 1, 0),
-              lease_owner = NULL, lease_expires_at = NULL, updated_at = $3
-        WHERE id = $1`,
-      [p.id, p.at, p.now],
-    );
-  }
+export const END_RUN_SQL = `
+WITH call AS MATERIALIZED (SELECT 1 FROM calls WHERE $13::boolean AND id = $4 FOR UPDATE),
+mine AS MATERIALIZED (
+  SELECT id FROM processing_jobs
+   WHERE id = $1
+     AND (NOT $13::boolean OR (lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')))
+     AND (SELECT count(*) FROM call) >= 0
+     FOR UPDATE
+), done AS (
+  UPDATE processing_jobs j
+     SET state = $8,
+         next_attempt_at = CASE WHEN $7 = 'finish' THEN j.next_attempt_at ELSE $9 END,
+         attempts = CASE WHEN $7 = 'wait' THEN greatest(j.attempts - 1, 0) ELSE j.attempts END,
+         last_error = CASE $7 WHEN 'retry' THEN $10 WHEN 'wait' THEN j.last_error
+                      ELSE COALESCE($10, CASE WHEN $8 = 'succeeded' THEN NULL ELSE j.last_error END) END,
+         last_error_kind = CASE $7 WHEN 'retry' THEN $11 WHEN 'wait' THEN j.last_error_kind
+                      ELSE COALESCE($11, CASE WHEN $8 = 'succeeded' THEN NULL ELSE j.last_error_kind END) END,
+         lease_owner = NULL, lease_expires_at = NULL,
+         finished_at = CASE WHEN $7 = 'finish' THEN $12 ELSE j.finished_at END,
+         updated_at = $12
+   WHERE j.id = (SELECT id FROM mine)
+  RETURNING 1
+), counted AS (
+  INSERT INTO processing_job_outcomes (stage, outcome, shard, n)
+  SELECT $5, $6, floor(random() * 8)::int, 1 WHERE EXISTS (SELECT 1 FROM done)
+  ON CONFLICT (stage, outcome, shard) DO UPDATE SET n = processing_job_outcomes.n + 1
+)
+SELECT EXISTS (SELECT 1 FROM done) AS ended`;
+
+export async function endRun(
+  q: Queryable,
+  p: { job: ClaimedJob; owner: string; fence: boolean; end: RunEnd; outcome: JobOutcome; now: Date },
+): Promise<boolean> {
+  const e = p.end;
+  const state = e.mode === 'finish' ? e.state : e.mode === 'retry' ? 'pending' : 'waiting';
+  const { rows } = await q.query<{ ended: boolean }>(
+    END_RUN_SQL,
+    [
+      p.job.id,
+      p.owner,
+      p.job.attempts,
+      p.job.callId,
+      p.job.stage,
+      p.outcome,
+      e.mode,
+      state,
+      e.mode === 'finish' ? null : e.at,
+      e.mode === 'wait' ? null : e.error,
+      e.mode === 'wait' ? null : e.errorKind,
+      p.now,
+      p.fence,
+    ],
+    { name: 'capture_end_run_v1' },
+  );
+  return rows[0]?.ended === true;
 }
 
 /** What ended a run (the outcome label of the job metrics). */
 export const JOB_OUTCOMES = ['done', 'retry', 'failed', 'needs_review', 'wait', 'cancelled'] as const;
 export type JobOutcome = (typeof JOB_OUTCOMES)[number];
-
-/** callcap_processing_job_outcomes_total: one of eight shards, in the outcome's transaction. */
-export async function countOutcome(tx: Queryable, stage: string, outcome: JobOutcome): Promise<void> {
-  await tx.query(
-    `INSERT INTO processing_job_outcomes (stage, outcome, shard, n) VALUES ($1, $2, floor(random() * 8)::int, 1)
-     ON CONFLICT (stage, outcome, shard) DO UPDATE SET n = processing_job_outcomes.n + 1`,
-    [stage, outcome],
-  );
-}

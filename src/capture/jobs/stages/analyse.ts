@@ -34,18 +34,14 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
   let result: AnalyzerResult;
   if (nothingSaid(text)) result = silentCallResult();
   else {
-    const facts = await deps.db.query<{ country: string | null; voicemail: boolean }>(
-      'SELECT o.country, c.voicemail FROM calls c JOIN organizations o ON o.id = c.organization_id WHERE c.id = $1',
-      [call.id],
-    );
     try {
       result = await provider.analyze({
         transcript: text,
         direction: call.direction,
         language: call.pending_transcript_language,
         organization: { name: call.org_name, language: call.org_language },
-        country: facts.rows[0]?.country ?? null,
-        voicemail: facts.rows[0]?.voicemail === true,
+        country: call.org_country,
+        voicemail: call.voicemail,
         startedAt: call.created_at,
       });
     } catch (err) {
@@ -100,6 +96,7 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
         followup: result.followup,
         evidence: result.evidence ?? null,
         now: deps.clock.now(),
+        voicemail: fresh.voicemail,
       });
       await settleCompletion(tx, deps, fresh);
     },

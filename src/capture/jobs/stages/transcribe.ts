@@ -91,6 +91,7 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
       const { rows } = await tx.query<{ processing_state: string; erased_at: Date | null }>(
         'SELECT processing_state, erased_at FROM calls WHERE id = $1 FOR UPDATE',
         [call.id],
+        { name: 'capture_transcribe_recheck_v1' },
       );
       const fresh = rows[0];
       if (!fresh || fresh.erased_at) throw notFound(CALL_NOT_FOUND);
@@ -111,6 +112,7 @@ async function loadCallAudio(db: Queryable, callId: string): Promise<CallAudio |
        FROM calls c JOIN organizations o ON o.id = c.organization_id
       WHERE c.id = $1`,
     [callId],
+    { name: 'capture_call_audio_v1' },
   );
   return rows[0] ?? null;
 }

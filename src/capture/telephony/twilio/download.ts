@@ -43,6 +43,7 @@ export async function downloadRecording(
             erased_at
        FROM calls WHERE id = $1 AND telephony_provider = 'twilio'`,
     [callId],
+    { name: 'twilio_download_call_v1' },
   );
   const call = rows[0];
   if (!call || call.erased_at) return 'skipped';
