@@ -128,6 +128,7 @@ test('org create, org update, user create, key create, key revoke and tracker cr
       country: 'US',
       language: 'en',
       recording_consent: { enabled: false, text: null, language: null },
+      redaction_enabled: true,
       created_at: undefined,
     },
   );

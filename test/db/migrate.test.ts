@@ -27,6 +27,7 @@ test(`migrating an empty ${engine} database creates every table`, async () => {
       'events',
       'idempotency_keys',
       'organizations',
+      'password_reset_tokens',
       'phone_numbers',
       'processing_job_outcomes',
       'processing_jobs',
