@@ -35,6 +35,7 @@ test(`migrating an empty ${engine} database creates every table`, async () => {
       'schema_migrations',
       'sessions',
       'settings',
+      'simulated_calls',
       'telephony_accounts',
       'telephony_callbacks',
       'trackers',
