@@ -247,8 +247,12 @@ export const scriptText = (turns: readonly ScriptTurn[]): string =>
 const SECONDS_PER_WORD = 0.38;
 const MIN_TURN_SECONDS = 1.2;
 const PAUSE_SECONDS = 0.5;
-/** The longest recording the simulated carrier makes (a script is capped at 10,000 characters anyway). */
-export const MAX_SIMULATED_SECONDS = 600;
+/**
+ * The longest recording the simulated carrier makes: a longer script is spoken faster to fit
+ * (10,000 characters, the most a script may have, take about 11 minutes at the steady pace).
+ * Five minutes keep the MP3 encoding of one test call to a second or two of CPU.
+ */
+export const MAX_SIMULATED_SECONDS = 300;
 
 /**
  * When each turn is said: in order, each as long as its words at a steady pace, a pause between

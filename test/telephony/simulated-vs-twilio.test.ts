@@ -65,7 +65,10 @@ async function twilioCall(scenario: OutboundScenario, customer: string) {
     if (step.kind === 'recording') {
       if (step.status === 'absent') await l.recording({ status: 'absent' });
       else
-        await l.recording({ audio: simulatedRecording(turns, 2, 'outbound'), duration: Math.round(seconds) });
+        await l.recording({
+          audio: await simulatedRecording(turns, 2, 'outbound'),
+          duration: Math.round(seconds),
+        });
       continue;
     }
     if (step.kind !== 'outbound') throw new Error(`not an outbound step: ${step.kind}`);

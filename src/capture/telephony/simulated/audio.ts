@@ -19,16 +19,22 @@ const PITCH_HZ = { agent: 120, customer: 205 } as const;
 /** Amplitude of a voiced sample (of 1.0 full scale). */
 const LEVEL = 0.35;
 
-export function simulatedRecording(
+/**
+ * Encoding takes a while (lamejs is plain JavaScript: well under a second per minute of stereo
+ * audio on an idle core, far more on a busy one): it yields to the event loop between blocks, so
+ * the job's lease heartbeat and the rest of the process keep running.
+ */
+export async function simulatedRecording(
   turns: readonly TimedTurn[],
   channels: 1 | 2,
   direction: Direction,
-): Buffer {
+): Promise<Buffer> {
   const n = Math.ceil(timelineSeconds(turns) * SAMPLE_RATE);
   const pcm = Array.from({ length: channels }, () => new Int16Array(n));
   for (const turn of turns) {
     const channel = channels === 1 ? 0 : speakerOfChannel(0, direction) === turn.speaker ? 0 : 1;
     voice(pcm[channel]!, turn);
+    await yieldToLoop();
   }
   return encode(pcm);
 }
@@ -60,7 +66,9 @@ function voice(out: Int16Array, turn: TimedTurn): void {
   }
 }
 
-function encode(channels: Int16Array[]): Buffer {
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function encode(channels: Int16Array[]): Promise<Buffer> {
   const enc = new Mp3Encoder(channels.length, SAMPLE_RATE, KBPS);
   const parts: Uint8Array[] = [];
   const block = 1152 * 8;
@@ -69,6 +77,7 @@ function encode(channels: Int16Array[]): Buffer {
     const l = channels[0]!.subarray(i, i + block);
     const r = channels[1]?.subarray(i, i + block);
     parts.push(r ? enc.encodeBuffer(l, r) : enc.encodeBuffer(l));
+    await yieldToLoop();
   }
   parts.push(enc.flush());
   return Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)));

@@ -127,7 +127,7 @@ async function playStep(deps: Deps, sim: SimRow, step: SimStep): Promise<void> {
       const key = simulatedRecordingKey(sim.organization_id, id);
       const turns = timeline(parseScript(sim.script) ?? [], sim.target_seconds ?? undefined);
       if (step.status === 'completed') {
-        const audio = simulatedRecording(turns, step.channels, sim.direction);
+        const audio = await simulatedRecording(turns, step.channels, sim.direction);
         await deps.store.put(key, Readable.from([audio]));
       }
       await recordingStatusCallback(deps, account, id, {
