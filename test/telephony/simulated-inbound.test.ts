@@ -6,12 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { captureStageHandlers } from '../../src/capture/jobs/stages/index.ts';
+import { telephonyStageHandlers } from '../../src/capture/telephony/download-stage.ts';
 import { startInboundTestCall } from '../../src/capture/telephony/simulated/carrier.ts';
 import { TEST_CALLER_PHONE, TEST_SERVICE_NUMBER } from '../../src/domain/simulated-call.ts';
 import { tenantScope } from '../../src/domain/tenant.ts';
 import { T0 } from '../helpers/deps.ts';
 import { insertApiKey } from '../helpers/fixtures.ts';
 import { bearer } from '../helpers/http.ts';
+import { settleJobs } from '../helpers/jobs.ts';
 import { call } from '../helpers/rest.ts';
 import { playOut, type SimOrg, simEvents, simOrg, simRow } from '../helpers/simulated.ts';
 import { startTelephony, type TelephonyEnv } from '../helpers/telephony.ts';
@@ -139,4 +142,35 @@ test('refusals: an unusable caller_phone, a caller_phone with anonymous, a scrip
       (err: { code?: string; param?: string }) => err.code === 'VALIDATION_ERROR' && err.param === param,
     );
   }
+});
+
+test('durable: the progress is in the database; a step replayed after a crash changes nothing twice', async () => {
+  t.h.clock.set(T0);
+  const id = await startInboundTestCall(t.h.deps, tenantScope(org.orgId, 'test'), {});
+  // the first steps, by one runner ("process")
+  await settleJobs(t.h.deps, { handlers: { ...captureStageHandlers(), ...telephonyStageHandlers() } });
+  t.h.clock.set(new Date(Date.parse(T0) + 4_000));
+  await settleJobs(t.h.deps, { handlers: { ...captureStageHandlers(), ...telephonyStageHandlers() } });
+  const mid = await t.h.db.query<{ step: number; state: string }>(
+    `SELECT s.step, j.state FROM simulated_calls s JOIN processing_jobs j ON j.call_id = s.call_id AND j.stage = 'simulate'
+      WHERE s.call_id = $1`,
+    [id],
+  );
+  assert.deepEqual(mid.rows[0], { step: 3, state: 'waiting' });
+  // A crash after the steps but before their progress was written: they are played again.
+  await t.h.db.query('UPDATE simulated_calls SET step = 0 WHERE call_id = $1', [id]);
+  await playOut(t.h, id);
+  const { types } = { types: (await simEvents(t, org, id)).map((e) => e.event_type).sort() };
+  assert.deepEqual(types, [
+    'call.completed',
+    'call.followup_email.drafted',
+    'call.recording.ready',
+    'call.transcribed',
+  ]);
+  const callbacks = await t.h.db.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM telephony_callbacks WHERE call_id = $1',
+    [id],
+  );
+  // voice, status in-progress, dial-ended, status completed, recording: each once
+  assert.equal(callbacks.rows[0]!.n, 5);
 });
