@@ -33,16 +33,17 @@ export const TEST_KEYS_ONLY =
  * POST /test-helpers/inbound-calls (test keys only, scope write.calls): the simulated carrier rings
  * the organization's test number and plays the scenario through the real pipeline
  * (capture/telephony/simulated/carrier.ts); 201 with the Call as it is when the call starts. Order:
- * 403 scope → 403 a live key → 400 body → 429 the calls-per-minute cap POST /calls has (shared) → 422.
+ * 403 scope → 400 query or body → 403 a live key → 429 the calls-per-minute cap POST /calls has
+ * (shared) → 422.
  */
 export function testHelperRoutes(deps: Deps, auth: preHandlerAsyncHookHandler): FastifyPluginAsync {
   const cap = deps.config.PLACE_CALLS_PER_MINUTE;
   return async (app) => {
     app.post('/test-helpers/inbound-calls', { preHandler: auth }, async (req, reply) => {
       const p = requireScope(req, 'write.calls');
-      if (p.environment !== 'test') throw new AppError('FORBIDDEN', TEST_KEYS_ONLY);
       readQuery(req.url, {});
       const body = readBody(req, inboundTestCallBody);
+      if (p.environment !== 'test') throw new AppError('FORBIDDEN', TEST_KEYS_ONLY);
       const scope = keyScope(p);
       const now = deps.clock.now();
       const slot = await takeMinuteSlot(deps.db, capBucket(scope), cap, now);
