@@ -195,3 +195,22 @@ test('any number not listed is connected; a from_number that is not the organiza
       err.code === 'VALIDATION_ERROR' && err.param === 'from_number',
   );
 });
+
+test('a tracker that matches the script: call.tracker.matched with the completion', async () => {
+  await t.h.db.query(
+    `INSERT INTO trackers (id, organization_id, name, terms, created_at) VALUES ($1, $2, 'Water heaters', $3, $4)`,
+    [crypto.randomUUID(), org.orgId, ['water heater'], T0],
+  );
+  try {
+    const { events } = await place('+14155550000');
+    const matched = events.filter((e) => e.type === 'call.tracker.matched');
+    assert.equal(matched.length, 1);
+    const data = matched[0]!.data as { matches: { name: string; matched_terms: string[] }[] };
+    assert.deepEqual(
+      data.matches.map((m) => [m.name, m.matched_terms]),
+      [['Water heaters', ['water heater']]],
+    );
+  } finally {
+    await t.h.db.query('DELETE FROM trackers WHERE organization_id = $1', [org.orgId]);
+  }
+});
