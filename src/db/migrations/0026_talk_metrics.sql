@@ -9,3 +9,8 @@
 -- Neither is exposed by the REST API or the webhooks (page only). Erasure clears both.
 ALTER TABLE calls ADD COLUMN talk_metrics jsonb;
 ALTER TABLE calls ADD COLUMN transcript_times jsonb;
+-- A call's contact and a contact's calls are joined by the customer's E.164 number (the call page,
+-- the contact page: spec/api-v1-additions.md "Contacts").
+CREATE INDEX IF NOT EXISTS contacts_org_phone_e164_idx ON contacts (organization_id, phone_e164);
+CREATE INDEX IF NOT EXISTS calls_org_customer_e164_idx ON calls (organization_id, customer_phone_e164, created_at DESC)
+  WHERE erased_at IS NULL;
