@@ -29,6 +29,12 @@ if (audio instanceof HTMLAudioElement) {
     const p = audio.play();
     if (p) p.catch(() => {});
   };
+  // the line to move from: the focused line, else the one playing, else the one at the player's time
+  const here = () => {
+    const li = document.activeElement?.closest?.('#transcript li[data-start]');
+    const i = li ? lines.indexOf(li) : -1;
+    return i >= 0 ? i : current >= 0 ? current : lineAt(audio.currentTime);
+  };
   const toLine = (i) => {
     if (i < 0 || i >= lines.length) return;
     lines[i].querySelector('button.seek')?.focus();
@@ -43,7 +49,14 @@ if (audio instanceof HTMLAudioElement) {
     b.addEventListener('click', () => playFrom(Number(b.dataset.start)));
   }
   for (const [i, li] of lines.entries()) {
-    li.querySelector('button.seek')?.addEventListener('click', () => playFrom(starts[i]));
+    // the time becomes a button (without JavaScript it is plain text: nothing could play)
+    const seek = li.querySelector('button.seek');
+    if (seek) {
+      seek.hidden = false;
+      const time = li.querySelector('.time');
+      if (time) time.hidden = true;
+      seek.addEventListener('click', () => playFrom(starts[i]));
+    }
     // a click anywhere on the line plays it too, unless the reader is selecting its text
     li.addEventListener('click', (e) => {
       if (e.target instanceof Element && e.target.closest('button, a')) return;
@@ -78,10 +91,10 @@ if (audio instanceof HTMLAudioElement) {
       else audio.pause();
     } else if (key === 'j' || key === 'J' || (key === 'ArrowDown' && onLine)) {
       e.preventDefault();
-      toLine(Math.min(lines.length - 1, (current < 0 ? lineAt(audio.currentTime) : current) + 1));
+      toLine(Math.min(lines.length - 1, here() + 1));
     } else if (key === 'k' || key === 'K' || (key === 'ArrowUp' && onLine)) {
       e.preventDefault();
-      toLine(Math.max(0, (current < 0 ? lineAt(audio.currentTime) : current) - 1));
+      toLine(Math.max(0, here() - 1));
     }
   });
 }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import {
+  type CallContact,
   type CallPageRow,
   type CallStep,
   type CallTrackerMatch,
@@ -99,7 +100,7 @@ export function customerName(c: CallPageRow): string {
   );
 }
 
-function Facts({ c }: { c: CallPageRow }): VNode {
+function Facts({ c, contact }: { c: CallPageRow; contact: CallContact | null }): VNode {
   const inbound = c.direction === 'inbound';
   return html`<dl class="facts">
     <dt>${inbound ? 'Caller' : 'Customer'}</dt>
@@ -116,6 +117,18 @@ function Facts({ c }: { c: CallPageRow }): VNode {
           : html`<span class="muted">${c.caller_phone || 'No number given'}</span>`
       }
     </dd>
+    ${
+      c.customer_phone_e164
+        ? html`<dt>Contact</dt>
+            <dd>${
+              contact
+                ? html`<a href=${`/app/contacts/${contact.id}`}>${
+                    [contact.first_name, contact.last_name].filter(Boolean).join(' ') || c.customer_phone_e164
+                  }</a>`
+                : html`<span class="muted">Not a contact yet</span> (<a href="#contact">save as contact</a>)`
+            }</dd>`
+        : null
+    }
     <dt>When</dt>
     <dd><${Time} at=${c.created_at} /></dd>
     <dt>Direction</dt>
@@ -410,10 +423,7 @@ export function callPage(deps: Deps): FastifyPluginAsync {
         nav: 'calls',
         notice: doneNotice(req, DONE),
         body: html`<p><a href="/app/calls">← All calls</a></p>
-          <${Facts} c=${c} />
-          <h2>Contact</h2>
-          <${CallContactSection} c=${c} contact=${page.contact} user=${user}
-            callerName=${c.caller_name ?? (typeof c.analysis?.caller_name === 'string' ? c.analysis.caller_name : null)} />
+          <${Facts} c=${c} contact=${page.contact} />
           <h2>Recording</h2>
           <${Recording} deps=${deps} c=${c} />
           <h2>Transcript</h2>
@@ -422,6 +432,9 @@ export function callPage(deps: Deps): FastifyPluginAsync {
           <${TalkTime} m=${talkMetricsOf(c.talk_metrics)} />
           <h2>Analysis</h2>
           <${Analysis} c=${c} />
+          <h2 id="contact">Contact</h2>
+          <${CallContactSection} c=${c} contact=${page.contact} user=${user}
+            callerName=${c.caller_name ?? (typeof c.analysis?.caller_name === 'string' ? c.analysis.caller_name : null)} />
           <h2>Follow-up e-mail draft</h2>
           <${FollowupDraft} c=${c} />
           <h2>Keyword trackers</h2>

@@ -24,7 +24,7 @@ export function clock(seconds: number): string {
 
 /** A button that plays the recording from `start` seconds; hidden until player.js finds the player. */
 export function PlayFrom({ start, label }: { start: number; label?: string }): VNode {
-  return html`<button type="button" class="secondary play-from" data-start=${String(start)} hidden>
+  return html`<button type="button" class="play-from" data-start=${String(start)} hidden>
     ${label ?? `Play from ${clock(start)}`}
   </button>`;
 }
@@ -83,13 +83,12 @@ export function Transcript({ c, organizationName }: { c: CallPageRow; organizati
         return html`<li class=${`line side-${side(t.speaker)}`} data-start=${at ? String(at[0]) : undefined}>
           ${
             at
-              ? html`<button type="button" class="seek" data-start=${String(at[0])}
+              ? html`<span class="time">${clock(at[0])}</span><button type="button" class="seek" data-start=${String(at[0])} hidden
                   aria-label=${`Play from ${clock(at[0])}${t.speaker ? `, ${t.speaker}` : ''}`}>${clock(at[0])}</button>`
               : null
           }
           <div class="said">
-            ${t.speaker ? html`<span class="speaker">${t.speaker}</span>` : null}
-            <span class="text">${t.text}</span>
+            ${t.speaker ? html`<span class="speaker">${t.speaker}<span class="sr-only">:</span></span> ` : null}<span class="text">${t.text}</span>
           </div>
         </li>`;
       })}

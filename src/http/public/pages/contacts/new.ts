@@ -90,8 +90,7 @@ function renderNew(
       <${CsrfField} user=${user} />
       ${o.fromCall ? html`<input type="hidden" name="from_call" value=${o.fromCall} />` : null}
       <${ContactFormFields} v=${v} errors=${errors} />
-      <div><button type="submit">Save contact</button>
-        <a href=${o.fromCall ? `/app/calls/${o.fromCall}` : '/app/contacts'}>Cancel</a></div>
+      <div><button type="submit">Save contact</button> <a href=${o.fromCall ? `/app/calls/${o.fromCall}` : '/app/contacts'}>Cancel</a></div>
     </form>`,
   });
 }
