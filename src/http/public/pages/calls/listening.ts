@@ -131,8 +131,7 @@ export function TalkTime({ m }: { m: TalkMetrics | null }): VNode {
       <dt>Longest monologue</dt>
       <dd>${
         mono
-          ? html`${secs(mono.seconds)} by the ${mono.speaker}, from ${clock(mono.start)}
-              <${PlayFrom} start=${mono.start} label=${`Play the monologue from ${clock(mono.start)}`} />`
+          ? html`${secs(mono.seconds)} by the ${mono.speaker}, from ${clock(mono.start)} <${PlayFrom} start=${mono.start} label=${`Play the monologue from ${clock(mono.start)}`} />`
           : 'None'
       }</dd>
       <dt>Silence</dt>
