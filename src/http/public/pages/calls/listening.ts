@@ -70,11 +70,11 @@ export function Transcript({ c, organizationName }: { c: CallPageRow; organizati
   const side = (speaker: string | null) =>
     speaker === null ? 'none' : agents.has(speaker) ? 'agent' : speakers.length > 1 ? 'customer' : 'none';
   return html`${
-    times
+    times || c.recording_state !== 'available'
       ? null
       : html`<p class="muted">
-          This transcript has no times${c.transcript_original ? ' (it was not made from the recording by this service)' : ''}: its
-          lines cannot be played one by one.
+          This transcript has no times (it did not come from this service's speech-to-text), so its lines cannot be
+          played one by one.
         </p>`
   }
     <ol class="transcript" id="transcript" aria-label="Transcript">
