@@ -116,6 +116,7 @@ export async function eraseCall(deps: Deps, scope: Scope, callId: string): Promi
               company_phone_e164 = NULL, caller_name = NULL, failure_reason = NULL, pending_transcript = NULL,
               pending_transcript_language = NULL, recording_key = NULL, recording_bytes = NULL,
               agent_phone_e164 = NULL, provider_recording_url = NULL, tracker_matches = NULL,
+              talk_metrics = NULL, transcript_times = NULL,
               recording_state = CASE WHEN recording_state = 'available' THEN 'deleted' ELSE recording_state END,
               recording_deleted_at = CASE WHEN recording_state = 'available' THEN $2 ELSE recording_deleted_at END
         WHERE id = $1`,

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import type { FollowupDraft, ProcessedAnalysis } from '../domain/analysis.ts';
 import type { AnalyzerResult } from '../domain/capture-providers.ts';
+import type { TalkMetrics } from '../domain/talk-metrics.ts';
 import { AppError } from '../errors.ts';
 import { type IngestCall, lockLiveCall } from './call-record.ts';
 import { completeIfReady, RECORDING_WAIT_MS } from './completion.ts';
@@ -24,6 +25,10 @@ export interface TranscriptInput {
    * Otherwise, when redaction took something out, the call is flagged: its audio may still hold it.
    */
   audioSilenced?: boolean;
+  /** each line's [start, end] in seconds, when the speech-to-text provider gave segment times */
+  lineTimes?: [number, number][] | null;
+  /** measured on a dual-channel recording (docs/capture.md "Talk metrics") */
+  talkMetrics?: TalkMetrics | null;
 }
 
 /**
@@ -74,10 +79,18 @@ export async function queueTranscript(
   const audio = text === input.text ? null : input.audioSilenced ? 'silenced' : 'no_word_times';
   await tx.query(
     `UPDATE calls SET pending_transcript = $2, pending_transcript_language = $3, processing_state = 'queued',
-            audio_redaction = $5, updated_at = $4
+            audio_redaction = $5, updated_at = $4, transcript_times = $6::jsonb, talk_metrics = $7::jsonb
       WHERE id = $1`,
-    [call.id, text, input.language ?? null, now, audio],
-    { name: 'capture_queue_transcript_v2' },
+    [
+      call.id,
+      text,
+      input.language ?? null,
+      now,
+      audio,
+      input.lineTimes ? JSON.stringify(input.lineTimes) : null,
+      input.talkMetrics ? JSON.stringify(input.talkMetrics) : null,
+    ],
+    { name: 'capture_queue_transcript_v3' },
   );
   await enqueueStage(tx, { organizationId: call.organization_id, callId: call.id, stage: 'analyse', now });
 }

@@ -19,6 +19,7 @@ export const ASSET_FILES = [
   'copy.js',
   'confirm.js',
   'countdown.js',
+  'player.js',
   'favicon.svg',
 ] as const;
 

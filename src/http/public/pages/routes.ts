@@ -7,6 +7,7 @@ import { callListPage } from './calls/list.ts';
 import { newCallPages } from './calls/new.ts';
 import { contactPage } from './contacts/detail.ts';
 import { contactListPage } from './contacts/list.ts';
+import { newContactPages } from './contacts/new.ts';
 import { pageErrorHandler, pageNotFound } from './kit/errors.ts';
 import { installFormParser } from './kit/form.ts';
 import { csrfCheck, pageGuard, seeOther } from './kit/guard.ts';
@@ -59,6 +60,7 @@ export function pagesRoutes(deps: Deps): FastifyPluginAsync {
       await authed.register(callPage(deps));
       await authed.register(callActions(deps));
       await authed.register(contactListPage(deps));
+      await authed.register(newContactPages(deps));
       await authed.register(contactPage(deps));
       await authed.register(trackerListPage(deps));
       await authed.register(trackerPage(deps));
