@@ -234,7 +234,7 @@ async function startWindow(sampleRss: boolean) {
           return;
         }
         const m = mb(process.memoryUsage());
-        if (process.env.PROBE_GC && global.gc && m.arrayBuffers > 30) {
+        if (process.env.BENCH_GC_PROBE && global.gc && m.arrayBuffers > 30) {
           global.gc();
           const a = mb(process.memoryUsage());
           console.error(

@@ -22,7 +22,9 @@
  * BENCH_CALLS (default 200), BENCH_CONCURRENCY (default 10), BENCH_PROFILE=0 (no CPU profile),
  * BENCH_TOP=n (also print the n hottest functions), BENCH_MEMORY=0 (skip the memory scenario),
  * BENCH_NODE_FLAGS (Node/V8 flags of the service process, e.g. --single-threaded-gc), BENCH_ONLY=memory,
- * BENCH_MEMORY_RUNS=n (the memory scenario n times, a fresh service each), BENCH_SQL_LOG=<file> (every statement the service sends, appended there: run with BENCH_CALLS=1).
+ * BENCH_MEMORY_RUNS=n (the memory scenario n times, a fresh service each), BENCH_GC_PROBE=1 (in the memory
+ * scenario, a forced GC whenever arrayBuffers pass 30 MB, printing them before and after: live or
+ * garbage), BENCH_SQL_LOG=<file> (every statement the service sends, appended there: run with BENCH_CALLS=1).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
