@@ -72,6 +72,9 @@ export async function downloadRecording(
       );
     }
     throw err;
+  } finally {
+    // a body left unread (the call refused its audio before a byte was read) closes its connection
+    media.close();
   }
   return 'stored';
 }
