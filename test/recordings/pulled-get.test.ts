@@ -3,16 +3,22 @@
  * buffers, never more than CHUNK_BYTES per chunk, and the socket stops reading while the consumer
  * (the blob store's write) holds a chunk — the server is held back, not buffered. Framing
  * (Content-Length, chunked, end of connection, a 1xx first), an early end, an error answer, abort
- * and TLS, on loopback servers.
+ * and TLS, on loopback servers; and the file store, done with each reused chunk before it asks for
+ * the next.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { test } from 'node:test';
+import { cappedChunks, MAX_RECORDING_BYTES } from '../../src/recordings/measure.ts';
 import { CHUNK_BYTES, pulledGet, QUEUED_CHUNKS } from '../../src/recordings/pulled-get.ts';
+import { fileBlobStore } from '../../src/recordings/store.ts';
 
 /** A self-signed certificate for localhost / 127.0.0.1 (P-256, valid until 2126): test only. */
 const TEST_KEY = `-----BEGIN PRIVATE KEY-----
@@ -313,4 +319,30 @@ test('over TLS, with the certificate checked', async () => {
     },
     true,
   );
+});
+
+test('the file store writes each reused chunk before it asks for the next; the cap counts them as they pass', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'pulled-get-'));
+  try {
+    const store = fileBlobStore(dir);
+    const data = bytesOf(1_000_000);
+    // one buffer refilled for every chunk, and overwritten with junk once the next is asked for
+    const reused = Buffer.alloc(CHUNK_BYTES);
+    async function* source() {
+      for (let at = 0; at < data.length; at += CHUNK_BYTES) {
+        const n = data.copy(reused, 0, at, at + CHUNK_BYTES);
+        yield reused.subarray(0, n);
+        reused.fill(0xee);
+      }
+    }
+    const { bytes } = await store.put('recordings/a.mp3', cappedChunks(source(), MAX_RECORDING_BYTES));
+    assert.equal(bytes, data.length);
+    assert.equal(sha(await readFile(join(dir, 'recordings/a.mp3'))), sha(data));
+    await assert.rejects(store.put('recordings/b.mp3', cappedChunks(source(), 500_000)), {
+      code: 'PAYLOAD_TOO_LARGE',
+    });
+    assert.equal(await store.size('recordings/b.mp3'), null, 'nothing is left of a refused body');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
