@@ -54,7 +54,7 @@ export async function downloadRecording(
   if (!account) throw new Error(`telephony account ${call.provider_account_sid} is no longer connected`);
   const media = await fetchRecordingMp3(deps.config, account, call.provider_recording_url, opts);
   if (media.declaredBytes !== null && media.declaredBytes > MAX_RECORDING_BYTES) {
-    media.body.destroy();
+    media.close();
     throw tooLarge(`the recording is ${media.declaredBytes} bytes (Content-Length)`);
   }
   try {
@@ -72,6 +72,9 @@ export async function downloadRecording(
       );
     }
     throw err;
+  } finally {
+    // a body left unread (the call refused its audio before a byte was read) closes its connection
+    media.close();
   }
   return 'stored';
 }
