@@ -28,7 +28,7 @@ interface Invite {
 
 function AcceptForm(p: { token: string; inv: Invite; name: string; err: FieldError | null }) {
   return html`<form method="post" action=${INVITATION_PATH} class="stack" novalidate>
-    <p>You are invited to <strong>${p.inv.organizationName}</strong> as ${ROLE_WORDS[p.inv.role].label.toLowerCase()}
+    <p>You are invited to <strong>${p.inv.organizationName}</strong> as ${ROLE_WORDS[p.inv.role].label.toLowerCase()}${' '}
       (${ROLE_WORDS[p.inv.role].text}). You will sign in as <strong>${p.inv.email}</strong>.</p>
     <input type="hidden" name="token" value=${p.token} />
     <div>

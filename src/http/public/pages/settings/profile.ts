@@ -58,7 +58,7 @@ function DetailsForm({
 }): VNode {
   return html`<form method="post" action=${PROFILE_PAGE_PATH} class="stack" id="profile" novalidate>
     <${CsrfField} user=${user} />
-    <p>You sign in as <strong>${p.email}</strong>; your role is ${ROLE_WORDS[p.role].label.toLowerCase()}
+    <p>You sign in as <strong>${p.email}</strong>; your role is ${ROLE_WORDS[p.role].label.toLowerCase()}${' '}
       (${ROLE_WORDS[p.role].text}).</p>
     <div>
       <label for="name">Name</label>
