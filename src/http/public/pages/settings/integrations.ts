@@ -68,7 +68,7 @@ function KeyForm({
   err?: FieldError | null;
 }): VNode {
   const v = values ?? { name: '', scopes: ['read.calls'], recordings: false };
-  return html`<form method="post" action=${`${INTEGRATIONS_PAGE_PATH}/api-keys`} class="stack" id="create-key">
+  return html`<form method="post" action=${`${INTEGRATIONS_PAGE_PATH}/api-keys`} class="stack" id="create-key" novalidate>
     <${CsrfField} user=${user} />
     <div>
       <label for="key-name">Name</label>
