@@ -14,7 +14,8 @@ import type { ServiceKeys } from '../keys.ts';
  */
 export const REVEAL_VALID_MS = 10 * MINUTE;
 const ID_SHAPE = /^[A-Za-z0-9_-]{22}$/;
-export type RevealKind = 'api_key';
+/** api_key: a new API key; invitation_link: an invitation's link, shown to its sender when no SMTP_URL sends it. */
+export type RevealKind = 'api_key' | 'invitation_link';
 
 const keyOf = (keys: ServiceKeys) =>
   Buffer.from(

@@ -100,7 +100,7 @@ export async function listOpenInvitations(
 export async function inviteMember(
   db: Db,
   i: { scope: TenantScope; actor: Actor; email: string; role: string; baseUrl: string; now: Date },
-): Promise<{ invitationId: string; emailId: string }> {
+): Promise<{ invitationId: string; emailId: string; link: string }> {
   require(i.actor, 'manage_team');
   const email = checkEmail(i.email);
   const role = checkRole(i.role);
@@ -156,7 +156,7 @@ export async function inviteMember(
       },
       i.now,
     );
-    return { invitationId: id, emailId };
+    return { invitationId: id, emailId, link };
   });
 }
 

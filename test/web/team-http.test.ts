@@ -7,6 +7,7 @@ import { newId } from '../../src/ids.ts';
 import { type ConsoleClient, cheapPasswordHash, login, orgWithLogin, PASSWORD } from '../helpers/app-api.ts';
 import { MISSING } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
+import { adminHeaders } from '../helpers/http.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /**
@@ -143,7 +144,9 @@ test('an invitation: kept in the outbox without SMTP_URL, single use, valid 7 da
     role: 'agent',
   });
   assert.equal(res.statusCode, 303);
-  assert.equal(res.headers.location, '/app/settings/team?done=invited');
+  // No SMTP_URL: the sender is shown the link once, after the redirect, never in the address.
+  const location = String(res.headers.location);
+  assert.match(location, /^\/app\/settings\/team\?done=kept&reveal=[A-Za-z0-9_-]{22}#kept-link-title$/);
   await waitFor(async () => {
     const { rows } = await h.db.query(
       `SELECT 1 FROM email_outbox WHERE to_address = $1 AND status = 'kept'`,
@@ -152,6 +155,14 @@ test('an invitation: kept in the outbox without SMTP_URL, single use, valid 7 da
     return rows.length === 1;
   }, 'the invitation kept in email_outbox');
   const token = await invitationToken(email);
+  const kept = await page(owner, location.split('#')[0] as string);
+  assert.match(kept.body, /No mail server is set up \(SMTP_URL\), so the e-mail was not sent/);
+  assert.equal(
+    /<code id="invitation-link" class="secret">([^<]+)<\/code>/.exec(kept.body)?.[1],
+    `https://calls.example.test/app/invitation?token=${token}`,
+  );
+  const again1 = await page(owner, location.split('#')[0] as string);
+  assert.doesNotMatch(again1.body, /id="invitation-link"/, 'shown once');
   const team = await page(owner, '/app/settings/team');
   assert.match(team.body, new RegExp(`<td data-label="E-mail">${email}</td>`));
 
@@ -430,7 +441,7 @@ test('creating an API key: post/redirect/get, shown once to its session, a reloa
   assert.equal(shown.headers['cache-control'], 'no-store');
   const key = /<code id="new-key" class="secret">([^<]+)<\/code>/.exec(shown.body)?.[1];
   assert.match(key ?? '', /^cc_live_[A-Za-z0-9_-]{43}$/);
-  const stored = await h.db.query('SELECT ciphertext FROM secret_reveals');
+  const stored = await h.db.query(`SELECT ciphertext FROM secret_reveals WHERE kind = 'api_key'`);
   assert.equal(stored.rows.length, 0, 'taken out when shown');
 
   const reload = await page(owner, url);
@@ -439,4 +450,28 @@ test('creating an API key: post/redirect/get, shown once to its session, a reloa
   assert.match(reload.body, /The new key was shown once and is not shown again\./);
   const { rows } = await h.db.query(`SELECT 1 FROM api_keys WHERE name = 'PRG key'`);
   assert.equal(rows.length, 1);
+});
+
+test('the operator API creates an admin by default, or the role it is given', async () => {
+  const create = (body: object) =>
+    h.operator.inject({
+      method: 'POST',
+      url: `/admin/v1/organizations/${orgId}/users`,
+      headers: adminHeaders,
+      payload: body,
+    });
+  const plain = await create({ email: `plain-${newId()}@example.test`, password: PASSWORD });
+  const agent = await create({ email: `agent-${newId()}@example.test`, password: PASSWORD, role: 'agent' });
+  const bad = await create({ email: `bad-${newId()}@example.test`, password: PASSWORD, role: 'member' });
+  assert.equal(plain.statusCode, 201);
+  assert.equal(agent.statusCode, 201);
+  assert.equal(bad.statusCode, 400);
+  const { rows } = await h.db.query<{ role: string }>(
+    'SELECT role FROM users WHERE id = ANY($1) ORDER BY role',
+    [[plain.json().user_id, agent.json().user_id]],
+  );
+  assert.deepEqual(
+    rows.map((r) => r.role),
+    ['admin', 'agent'],
+  );
 });

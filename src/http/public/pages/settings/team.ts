@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { can, ROLE_WORDS, ROLES, type UserRole } from '../../../../accounts/roles.ts';
+import { stashSecret, takeSecret } from '../../../../accounts/secret-reveals.ts';
 import {
   type Actor,
   changeRole,
@@ -23,13 +24,17 @@ import { html, type VNode } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
 import { doneNotice } from '../kit/notices.ts';
 import { route } from '../kit/paths.ts';
-import { CsrfField, PostButton, Time } from '../kit/ui.ts';
+import { CopyButton, CsrfField, PostButton, Time } from '../kit/ui.ts';
 
 /**
  * /app/settings/team (owners and admins; accounts/roles.ts `manage_team`): the members with their
  * roles, a role change per member, removal after a confirmation page (their sessions end at once),
  * the open invitations (withdraw), and the invite form (e-mail and role; the link goes out by e-mail
  * through SMTP_URL, or is kept in email_outbox and logged). accounts/team.ts holds the rules.
+ *
+ * Without SMTP_URL nobody receives the e-mail, so the sender is shown the link once, to pass on
+ * themselves: kept for the redirect's page like a new API key (accounts/secret-reveals.ts), never
+ * in the address.
  */
 export const TEAM_PAGE_PATH = '/app/settings/team';
 
@@ -38,7 +43,17 @@ const DONE: Record<string, string> = {
   role_changed: 'Role changed. It applies from the member’s next click.',
   removed: 'Member removed: they were signed out everywhere and can no longer sign in.',
   invitation_withdrawn: 'Invitation withdrawn: its link no longer works.',
+  kept: 'Invitation made. No mail server is set up (SMTP_URL), so the e-mail was not sent: pass the link below on yourself.',
 };
+
+/** The invitation link shown once to its sender when no e-mail goes out. */
+function KeptLink({ link }: { link: string }): VNode {
+  return html`<section class="secret-once" aria-labelledby="kept-link-title">
+    <h2 id="kept-link-title">The invitation link</h2>
+    <p><strong>Send it to the person you invited: it is shown only this once.</strong> It works once, for 7 days.</p>
+    <p><code id="invitation-link" class="secret">${link}</code> <${CopyButton} target="invitation-link" label="Copy link" /></p>
+  </section>`;
+}
 
 const actorOf = (user: PageUser): Actor => ({ userId: user.session.userId, role: user.role });
 
@@ -122,7 +137,13 @@ async function render(
   deps: Deps,
   reply: FastifyReply,
   user: PageUser,
-  o: { notice?: Notice | null; status?: number; invite?: InviteValues; err?: FieldError | null } = {},
+  o: {
+    notice?: Notice | null;
+    status?: number;
+    invite?: InviteValues;
+    err?: FieldError | null;
+    keptLink?: string | null;
+  } = {},
 ): Promise<FastifyReply> {
   const scope = scopeOf(user);
   const [members, invitations] = await Promise.all([
@@ -136,6 +157,7 @@ async function render(
     notice: o.notice ?? null,
     status: o.status,
     body: html`
+      ${o.keptLink && html`<${KeptLink} link=${o.keptLink} />`}
       <section aria-labelledby="members-title">
         <h2 id="members-title">Members</h2>
         <p>Owners can do everything; admins manage integrations, settings and the team; agents work calls and
@@ -184,16 +206,28 @@ export function teamPages(deps: Deps): FastifyPluginAsync {
     const mailer = createMailer(deps);
     app.addHook('onClose', async () => mailer.close());
 
-    app.get(route(TEAM_PAGE_PATH), async (req, reply) =>
-      render(deps, reply, requireCan(req, 'manage_team'), { notice: doneNotice(req, DONE) }),
-    );
+    app.get<{ Querystring: { reveal?: unknown } }>(route(TEAM_PAGE_PATH), async (req, reply) => {
+      const user = requireCan(req, 'manage_team');
+      const reveal = req.query.reveal;
+      const keptLink =
+        typeof reveal === 'string'
+          ? await takeSecret(deps.db, deps.keys, {
+              sessionId: user.session.sessionId,
+              kind: 'invitation_link',
+              id: reveal,
+              now: deps.clock.now(),
+            })
+          : null;
+      return render(deps, reply, user, { notice: doneNotice(req, DONE), keptLink });
+    });
 
     app.post(route(`${TEAM_PAGE_PATH}/invitations`), async (req, reply) => {
       const user = requireCan(req, 'manage_team');
       const form = formOf(req.body);
       const v: InviteValues = { email: (field(form, 'email') ?? '').trim(), role: field(form, 'role') ?? '' };
+      let reveal: string | null = null;
       try {
-        const { emailId } = await inviteMember(deps.db, {
+        const { emailId, link } = await inviteMember(deps.db, {
           scope: scopeOf(user),
           actor: actorOf(user),
           email: v.email,
@@ -204,6 +238,14 @@ export function teamPages(deps: Deps): FastifyPluginAsync {
         mailer.dispatch(emailId).catch((err: Error) => {
           deps.log.warn({ emailId, err: err.message }, 'invitation e-mail not dispatched');
         });
+        if (!deps.config.SMTP_URL) {
+          reveal = await stashSecret(deps.db, deps.keys, {
+            sessionId: user.session.sessionId,
+            kind: 'invitation_link',
+            secret: link,
+            now: deps.clock.now(),
+          });
+        }
       } catch (err) {
         const e = fieldError(err);
         // A 409 (the address has an account) is about the e-mail field too.
@@ -214,7 +256,12 @@ export function teamPages(deps: Deps): FastifyPluginAsync {
         }
         return render(deps, reply, user, { status: e.status, notice: e.notice, err: marked, invite: v });
       }
-      return seeOther(reply, `${TEAM_PAGE_PATH}?done=invited`);
+      return seeOther(
+        reply,
+        reveal
+          ? `${TEAM_PAGE_PATH}?done=kept&reveal=${reveal}#kept-link-title`
+          : `${TEAM_PAGE_PATH}?done=invited`,
+      );
     });
 
     app.post<IdParams>(route(`${TEAM_PAGE_PATH}/invitations/:id/revoke`), async (req, reply) => {
