@@ -48,7 +48,7 @@ export interface OpenInvitation {
   expires_at: Date;
 }
 
-function require(actor: Actor, capability: Capability): void {
+function demand(actor: Actor, capability: Capability): void {
   if (!can(actor, capability)) throw new AppError('FORBIDDEN', refusal(actor.role, capability));
 }
 
@@ -101,10 +101,10 @@ export async function inviteMember(
   db: Db,
   i: { scope: TenantScope; actor: Actor; email: string; role: string; baseUrl: string; now: Date },
 ): Promise<{ invitationId: string; emailId: string; link: string }> {
-  require(i.actor, 'manage_team');
+  demand(i.actor, 'manage_team');
   const email = checkEmail(i.email);
   const role = checkRole(i.role);
-  if (role === 'owner') require(i.actor, 'manage_owners');
+  if (role === 'owner') demand(i.actor, 'manage_owners');
   return db.transaction(async (tx) => {
     const taken = await tx.query('SELECT 1 FROM users WHERE lower(email) = $1', [email]);
     if (taken.rowCount > 0) {
@@ -218,13 +218,13 @@ export async function revokeInvitation(
   db: Db,
   r: { scope: TenantScope; actor: Actor; invitationId: string; now: Date },
 ): Promise<void> {
-  require(r.actor, 'manage_team');
+  demand(r.actor, 'manage_team');
   const { rows } = await db.query<{ role: UserRole }>(
     `SELECT role FROM invitations WHERE id = $1 AND organization_id = $2 AND accepted_at IS NULL AND revoked_at IS NULL`,
     [r.invitationId, r.scope.organizationId],
   );
   if (!rows[0]) throw notFound('No open invitation with this id in your organization.');
-  if (rows[0].role === 'owner') require(r.actor, 'manage_owners');
+  if (rows[0].role === 'owner') demand(r.actor, 'manage_owners');
   await db.query('UPDATE invitations SET revoked_at = $2 WHERE id = $1', [r.invitationId, r.now]);
 }
 
@@ -263,12 +263,12 @@ export async function changeRole(
   db: Db,
   c: { scope: TenantScope; actor: Actor; userId: string; role: string },
 ): Promise<{ changed: boolean }> {
-  require(c.actor, 'manage_team');
+  demand(c.actor, 'manage_team');
   const role = checkRole(c.role);
   return db.transaction(async (tx) => {
     const m = await lockMember(tx, c.scope, c.userId);
     if (m.role === role) return { changed: false };
-    if (m.role === 'owner' || role === 'owner') require(c.actor, 'manage_owners');
+    if (m.role === 'owner' || role === 'owner') demand(c.actor, 'manage_owners');
     if (m.role === 'owner' && m.owners <= 1) throw lastOwner('demote');
     await tx.query('UPDATE users SET role = $2 WHERE id = $1', [c.userId, role]);
     return { changed: true };
@@ -284,10 +284,10 @@ export async function removeMember(
   db: Db,
   r: { scope: TenantScope; actor: Actor; userId: string; now: Date },
 ): Promise<{ sessionsEnded: number; email: string }> {
-  require(r.actor, 'manage_team');
+  demand(r.actor, 'manage_team');
   return db.transaction(async (tx) => {
     const m = await lockMember(tx, r.scope, r.userId);
-    if (m.role === 'owner') require(r.actor, 'manage_owners');
+    if (m.role === 'owner') demand(r.actor, 'manage_owners');
     if (m.role === 'owner' && m.owners <= 1) throw lastOwner('remove');
     await tx.query(
       `UPDATE users SET removed_at = $2, password_hash = '!removed', phone_e164 = NULL,
