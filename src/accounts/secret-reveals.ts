@@ -52,8 +52,8 @@ export async function stashSecret(
   const id = randomBytes(16).toString('base64url');
   await q.query('DELETE FROM secret_reveals WHERE expires_at <= $1', [r.now]);
   await q.query(
-    `INSERT INTO secret_reveals (id, session_id, kind, ciphertext, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6)`,
+    `INSERT INTO secret_reveals (id, organization_id, session_id, kind, ciphertext, created_at, expires_at)
+     SELECT $1, s.organization_id, s.id, $3, $4, $5, $6 FROM sessions s WHERE s.id = $2`,
     [
       id,
       r.sessionId,

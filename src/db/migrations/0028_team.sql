@@ -40,6 +40,7 @@ CREATE INDEX invitations_org_idx ON invitations (organization_id, created_at DES
 -- master key, bound to the session that created it, read once, gone after a few minutes.
 CREATE TABLE secret_reveals (
   id text PRIMARY KEY,
+  organization_id uuid NOT NULL REFERENCES organizations (id),
   session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
   kind text NOT NULL,
   ciphertext text NOT NULL,
