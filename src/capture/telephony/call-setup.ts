@@ -4,8 +4,8 @@ import type { TenantScope } from '../../domain/tenant.ts';
 /**
  * What the web app's "Call" form (click-to-call) needs to know about an organization and its
  * signed-in user: whether it can call at all (a telephony account and a service number), from which
- * numbers, in which country national spellings are read, and the agent phone the user last called
- * from (prefilled). A read model of the pages, scoped to one organization.
+ * numbers, in which country national spellings are read, and the agent phone to prefill: the
+ * user's own (profile, /app/settings/profile), else the one they last called from. A read model of the pages, scoped to one organization.
  */
 export interface CallSetup {
   /** the organization has a telephony account */
@@ -14,7 +14,7 @@ export interface CallSetup {
   numbers: string[];
   /** the organization's country (ISO 3166-1 alpha-2): national spellings of numbers are read in it */
   country: string | null;
-  /** the agent phone of the user's latest outbound call (E.164), or null */
+  /** the user's own phone (their profile), else the agent phone of their latest outbound call (E.164), or null */
   lastAgentPhone: string | null;
 }
 
@@ -44,12 +44,14 @@ export const callSetupColumns = (org: string, user: string, when = 'true'): stri
    (SELECT o.country FROM organizations o WHERE o.id = ${org}::uuid) AS setup_country,
    (SELECT array_agg(p.number_e164 ORDER BY p.created_at, p.number_e164)
       FROM phone_numbers p WHERE p.organization_id = ${org}::uuid) AS setup_numbers,
-   CASE WHEN ${when} THEN (SELECT recent.agent_phone_e164 FROM (
+   CASE WHEN ${when} THEN coalesce(
+     (SELECT u.phone_e164 FROM users u WHERE u.id = ${user}::uuid AND u.organization_id = ${org}::uuid),
+     (SELECT recent.agent_phone_e164 FROM (
        SELECT agent_phone_e164, agent_user_id, created_at, id FROM calls
         WHERE organization_id = ${org}::uuid AND direction = 'outbound' AND erased_at IS NULL
         ORDER BY created_at DESC, id DESC LIMIT ${RECENT_OUTBOUND}) recent
      WHERE recent.agent_user_id = ${user}::uuid AND recent.agent_phone_e164 IS NOT NULL
-     ORDER BY recent.created_at DESC, recent.id DESC LIMIT 1) END AS setup_last_agent_phone`;
+     ORDER BY recent.created_at DESC, recent.id DESC LIMIT 1)) END AS setup_last_agent_phone`;
 
 export const callSetupOf = (r: CallSetupRow | undefined): CallSetup => ({
   account: r?.setup_account ?? false,
@@ -64,7 +66,7 @@ export async function loadCallSetup(q: Queryable, scope: TenantScope, userId: st
     `SELECT ${callSetupColumns('$1', '$2')}`,
     [scope.organizationId, userId],
     {
-      name: 'call_setup_v1',
+      name: 'call_setup_v2',
     },
   );
   return callSetupOf(rows[0]);

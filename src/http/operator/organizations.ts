@@ -8,6 +8,7 @@ import {
   ORG_LIST_MAX_LIMIT,
   updateOrganization,
 } from '../../accounts/organizations.ts';
+import { ROLES } from '../../accounts/roles.ts';
 import { createTracker } from '../../accounts/trackers.ts';
 import { createUser, listUsers } from '../../accounts/users.ts';
 import type { Deps } from '../../deps.ts';
@@ -44,7 +45,8 @@ const schemas = {
       .optional(),
     redaction_enabled: z.boolean().optional(),
   }),
-  createUser: z.strictObject({ email: z.string(), password: z.string() }),
+  // role: optional (accounts/roles.ts), admin when absent — what the spec's {email, password} made before roles.
+  createUser: z.strictObject({ email: z.string(), password: z.string(), role: z.enum(ROLES).optional() }),
   createApiKey: z.strictObject({
     scopes: z.array(z.string()),
     user_id: z.string().optional(),
@@ -115,7 +117,13 @@ export function organizationRoutes(deps: Deps): FastifyPluginAsync {
       const organizationId = pathId(req.params.org, 'organization');
       const b = parseInput(schemas.createUser, req.body);
       const created = await db.transaction((tx) =>
-        createUser(tx, { organizationId, email: b.email, password: b.password, now: clock.now() }),
+        createUser(tx, {
+          organizationId,
+          email: b.email,
+          password: b.password,
+          role: b.role,
+          now: clock.now(),
+        }),
       );
       return reply.code(201).send(created);
     });

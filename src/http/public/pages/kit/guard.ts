@@ -4,6 +4,7 @@ import type {
   onRequestAsyncHookHandler,
   preHandlerAsyncHookHandler,
 } from 'fastify';
+import { type Capability, can, refusal } from '../../../../accounts/roles.ts';
 import {
   csrfMatches,
   loadSessionUser,
@@ -77,10 +78,20 @@ export function requireUser(req: FastifyRequest): PageUser {
   return req.pageUser;
 }
 
-/** Owner-only actions (docs/decisions.md "What an owner can do that a member can't"): 403 for a member. */
+/**
+ * The signed-in user of a page that needs a capability (accounts/roles.ts `can`): a 403 page for a
+ * role without it — the server refuses, whatever the page shows or hides.
+ */
+export function requireCan(req: FastifyRequest, capability: Capability): PageUser {
+  const user = requireUser(req);
+  if (!can(user, capability)) throw forbidden(refusal(user.role, capability));
+  return user;
+}
+
+/** Owner-only actions of the call pages (erasing a call, roles.ts `erase_calls`): a 403 page for anyone else. */
 export function requireOwner(req: FastifyRequest, what: string): PageUser {
   const user = requireUser(req);
-  if (user.role !== 'owner') throw forbidden(`Only the organization's owner can ${what}.`);
+  if (!can(user, 'erase_calls')) throw forbidden(`Only the organization's owner can ${what}.`);
   return user;
 }
 

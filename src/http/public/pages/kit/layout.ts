@@ -1,19 +1,32 @@
 import type { FastifyReply } from 'fastify';
 import { renderToString } from 'preact-render-to-string';
+import { type Capability, can } from '../../../../accounts/roles.ts';
 import type { PageUser } from './guard.ts';
 import { type ComponentChildren, html, type VNode } from './html.ts';
 import { SECURITY_HEADERS } from './security.ts';
+import { inTimeZone } from './time-zone.ts';
 import { CsrfField } from './ui.ts';
 
-/** The sections of the main navigation; a page names the one it belongs to. */
-export const NAV = [
+/**
+ * The sections of the main navigation; a page names the one it belongs to. A section that needs a
+ * capability (accounts/roles.ts) is left out for a role without it — for tidiness only: the page
+ * itself refuses such a user with a 403 (kit/guard.ts requireCan).
+ */
+export const NAV: readonly { key: string; label: string; href: string; capability?: Capability }[] = [
   { key: 'calls', label: 'Calls', href: '/app/calls' },
   { key: 'contacts', label: 'Contacts', href: '/app/contacts' },
   { key: 'trackers', label: 'Trackers', href: '/app/trackers' },
-  { key: 'integrations', label: 'Integrations', href: '/app/settings/integrations' },
-  { key: 'settings', label: 'Settings', href: '/app/settings/organization' },
-] as const;
-export type NavKey = (typeof NAV)[number]['key'];
+  {
+    key: 'integrations',
+    label: 'Integrations',
+    href: '/app/settings/integrations',
+    capability: 'manage_integrations',
+  },
+  { key: 'team', label: 'Team', href: '/app/settings/team', capability: 'manage_team' },
+  { key: 'settings', label: 'Settings', href: '/app/settings/organization', capability: 'manage_settings' },
+  { key: 'profile', label: 'Profile', href: '/app/settings/profile' },
+];
+export type NavKey = 'calls' | 'contacts' | 'trackers' | 'integrations' | 'team' | 'settings' | 'profile';
 
 /** A message at the top of a page: `ok` is announced politely, `error` as an alert. */
 export interface Notice {
@@ -53,7 +66,7 @@ function Layout(p: PageOptions): VNode {
           user &&
           html`<nav aria-label="Main">
             <ul>
-              ${NAV.map(
+              ${NAV.filter((n) => !n.capability || can(user, n.capability)).map(
                 (n) =>
                   html`<li><a href=${n.href} aria-current=${n.key === p.nav ? 'page' : undefined}>${n.label}</a></li>`,
               )}
@@ -78,7 +91,7 @@ function Layout(p: PageOptions): VNode {
       ${
         user &&
         html`<footer>
-          Signed in as ${user.email} (${user.role}) · ${user.organizationName}
+          Signed in as ${user.name ? `${user.name}, ` : ''}${user.email} (${user.role}) · ${user.organizationName}
         </footer>`
       }
     </body>
@@ -95,5 +108,5 @@ export function renderPage(reply: FastifyReply, opts: PageOptions): FastifyReply
     .headers(SECURITY_HEADERS)
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')
-    .send(`<!doctype html>${renderToString(Layout(opts))}`);
+    .send(`<!doctype html>${inTimeZone(opts.user?.timeZone ?? 'UTC', () => renderToString(Layout(opts)))}`);
 }

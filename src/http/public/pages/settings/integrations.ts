@@ -6,6 +6,7 @@ import {
   listApiKeys,
   revokeApiKey,
 } from '../../../../accounts/api-keys.ts';
+import { stashSecret, takeSecret } from '../../../../accounts/secret-reveals.ts';
 import type { Deps } from '../../../../deps.ts';
 import { INTEGRATIONS_PAGE_PATH, subscriptionPagePath } from '../../../../domain/app-urls.ts';
 import { badRequest, notFound } from '../../../../errors.ts';
@@ -16,9 +17,10 @@ import {
   listSubscriptions,
   type SubscriptionView,
 } from '../../../../webhooks/subscriptions/subscriptions.ts';
+import { ErrorText, type FieldError, fieldAttrs, fieldError } from '../kit/field-errors.ts';
 import { field, fields, formOf } from '../kit/form.ts';
 import { formError } from '../kit/form-check.ts';
-import { type PageUser, requireUser, seeOther } from '../kit/guard.ts';
+import { type PageUser, requireCan, requireUser, seeOther } from '../kit/guard.ts';
 import { html, type VNode } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
 import { doneNotice } from '../kit/notices.ts';
@@ -41,8 +43,13 @@ import {
  * key shown once; list; revoke after a confirmation page) and webhook subscriptions (list; create,
  * whose answer shows the secret once and the handshake's outcome). Same services as /app/api.
  *
- * One-time secrets: the key and the signing secret are rendered in the answer to the POST that
- * created them (Cache-Control: no-store), never stored for a later page, never put in a URL.
+ * One-time secrets: a new API key is shown after a redirect (post/redirect/get: a reload neither
+ * creates a second key nor shows it again): the POST keeps it encrypted for the session's next page
+ * (accounts/secret-reveals.ts) and answers 303 to `?reveal=<id>`, an id that is not the key; the
+ * GET takes it out and shows it once. The signing secret of a new subscription is rendered in the
+ * answer to the POST that created it (Cache-Control: no-store). Neither is ever put in a URL.
+ *
+ * Owners and admins only (accounts/roles.ts `manage_integrations`): an agent gets the 403 page.
  */
 
 /** Notices a redirect back to this page may ask for (?done=…): fixed texts, never text from the URL. */
@@ -51,18 +58,28 @@ const DONE: Record<string, string> = {
   subscription_deleted: 'The webhook subscription was deleted; its waiting deliveries were skipped.',
 };
 
-function KeyForm({ user, values }: { user: PageUser; values?: KeyFormValues }): VNode {
+function KeyForm({
+  user,
+  values,
+  err,
+}: {
+  user: PageUser;
+  values?: KeyFormValues;
+  err?: FieldError | null;
+}): VNode {
   const v = values ?? { name: '', scopes: ['read.calls'], recordings: false };
-  return html`<form method="post" action=${`${INTEGRATIONS_PAGE_PATH}/api-keys`} class="stack" id="create-key">
+  return html`<form method="post" action=${`${INTEGRATIONS_PAGE_PATH}/api-keys`} class="stack" id="create-key" novalidate>
     <${CsrfField} user=${user} />
     <div>
       <label for="key-name">Name</label>
-      <input type="text" id="key-name" name="name" maxlength=${API_KEY_NAME_MAX_LENGTH} value=${v.name}
-        aria-describedby="key-name-hint" />
+      <input type="text" id="key-name" name="name" maxlength=${API_KEY_NAME_MAX_LENGTH} value=${v.name} required
+        ...${fieldAttrs('name', err, 'key-name-hint')} />
       <p class="muted" id="key-name-hint">So you can tell your keys apart, e.g. "CRM sync".</p>
+      <${ErrorText} name="name" err=${err} />
     </div>
-    <fieldset>
+    <fieldset ...${fieldAttrs('scopes', err)}>
       <legend>What the key may do</legend>
+      <${ErrorText} name="scopes" err=${err} />
       ${ORDINARY_SCOPES.map(
         (s) => html`<label class="check">
           <input type="checkbox" name="scopes" value=${s} checked=${v.scopes.includes(s)} />
@@ -208,6 +225,7 @@ export async function renderIntegrations(
     status?: number;
     newKey?: string;
     keyForm?: KeyFormValues;
+    keyErr?: FieldError | null;
     subForm?: SubFormValues;
   } = {},
 ): Promise<FastifyReply> {
@@ -230,7 +248,7 @@ export async function renderIntegrations(
           <code>Authorization: Bearer ${'<key>'}</code>.</p>
         <${KeyList} keys=${keys} />
         <h3>Create a key</h3>
-        <${KeyForm} user=${user} values=${o.keyForm} />
+        <${KeyForm} user=${user} values=${o.keyForm} err=${o.keyErr ?? null} />
       </section>
       <section aria-labelledby="subs-title">
         <h2 id="subs-title">Webhook subscriptions</h2>
@@ -254,9 +272,33 @@ type IdParams = { Params: { id: string } };
 
 export function integrationsPages(deps: Deps): FastifyPluginAsync {
   return async (app) => {
-    app.get(route(INTEGRATIONS_PAGE_PATH), async (req, reply) =>
-      renderIntegrations(deps, reply, requireUser(req), { notice: doneNotice(req, DONE) }),
-    );
+    // Integrations are for owners and admins (accounts/roles.ts): an agent gets the 403 page.
+    app.addHook('preHandler', async (req) => {
+      requireCan(req, 'manage_integrations');
+    });
+
+    app.get<{ Querystring: { reveal?: unknown } }>(route(INTEGRATIONS_PAGE_PATH), async (req, reply) => {
+      const user = requireUser(req);
+      const reveal = req.query.reveal;
+      if (typeof reveal !== 'string') {
+        return renderIntegrations(deps, reply, user, { notice: doneNotice(req, DONE) });
+      }
+      const key = await takeSecret(deps.db, deps.keys, {
+        sessionId: user.session.sessionId,
+        kind: 'api_key',
+        id: reveal,
+        now: deps.clock.now(),
+      });
+      return renderIntegrations(deps, reply, user, {
+        newKey: key ?? undefined,
+        notice: key
+          ? { kind: 'ok', text: 'API key created. Copy it now: it is shown only this once.' }
+          : {
+              kind: 'ok',
+              text: 'The new key was shown once and is not shown again. If you did not copy it, revoke it and create another.',
+            },
+      });
+    });
 
     app.post(route(`${INTEGRATIONS_PAGE_PATH}/api-keys`), async (req, reply) => {
       const user = requireUser(req);
@@ -264,26 +306,41 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
       // read.recordings only through its own consent box, never as an ordinary scope value.
       const scopes = [...v.scopes, ...(v.recordings ? ['read.recordings'] : [])];
       try {
+        if (v.name.trim() === '') {
+          throw badRequest(
+            'Give the key a name, e.g. "CRM sync", so that you can tell your keys apart.',
+            'name',
+          );
+        }
         if (scopes.length === 0) {
           throw badRequest('Choose at least one scope: tick "read.calls" to read calls.', 'scopes');
         }
-        const created = await deps.db.transaction((tx) =>
-          createApiKey(tx, {
+        // The key and its one-time reveal in one transaction: no key is made that cannot be shown.
+        const reveal = await deps.db.transaction(async (tx) => {
+          const now = deps.clock.now();
+          const created = await createApiKey(tx, {
             organizationId: user.session.organizationId,
             userId: user.session.userId,
             scopes,
             name: v.name,
-            now: deps.clock.now(),
-          }),
-        );
-        return renderIntegrations(deps, reply, user, {
-          status: 201,
-          newKey: created.key,
-          notice: { kind: 'ok', text: `API key created with ${scopes.join(', ')}.` },
+            now,
+          });
+          return stashSecret(tx, deps.keys, {
+            sessionId: user.session.sessionId,
+            kind: 'api_key',
+            secret: created.key,
+            now,
+          });
         });
+        return seeOther(reply, `${INTEGRATIONS_PAGE_PATH}?reveal=${reveal}#new-key-title`);
       } catch (err) {
-        const e = formError(err);
-        return renderIntegrations(deps, reply, user, { ...e, keyForm: v });
+        const e = fieldError(err);
+        return renderIntegrations(deps, reply, user, {
+          status: e.status,
+          notice: e.notice,
+          keyErr: e.err,
+          keyForm: v,
+        });
       }
     });
 

@@ -34,7 +34,7 @@ import { enqueueTestEvent, subscriptionInactive } from '../../../../webhooks/sub
 import { dayOf, parseDay } from '../kit/dates.ts';
 import { field, fields, formOf } from '../kit/form.ts';
 import { formError } from '../kit/form-check.ts';
-import { type PageUser, requireUser, seeOther } from '../kit/guard.ts';
+import { type PageUser, requireCan, requireUser, seeOther } from '../kit/guard.ts';
 import { html, type VNode } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
 import { doneNotice } from '../kit/notices.ts';
@@ -482,6 +482,10 @@ export function webhookPages(deps: Deps): FastifyPluginAsync {
   const orgOf = (user: PageUser) => user.session.organizationId;
 
   return async (app) => {
+    // Integrations are for owners and admins (accounts/roles.ts): an agent gets the 403 page.
+    app.addHook('preHandler', async (req) => {
+      requireCan(req, 'manage_integrations');
+    });
     app.get<IdParams>(page, async (req, reply) => {
       const user = requireUser(req);
       const q = req.query as Record<string, unknown>;
