@@ -9,6 +9,7 @@ import { CALL_NOT_FOUND } from '../../call-record.ts';
 import { queueTranscript } from '../../pipeline.ts';
 import { audioRedaction } from '../../redaction/audio-spans.ts';
 import { redactionEnabled } from '../../redaction/index.ts';
+import { deleteCarrierCopy } from '../../telephony/provider-recordings.ts';
 import type { StageHandler } from '../types.ts';
 
 interface CallAudio {
@@ -83,6 +84,8 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
       silencedBytes = (await silenceRecording(deps.store, key, spans)).bytes;
     }
     audioSilenced = r.complete && r.spans.length > 0;
+    // ours is final (silenced where redaction found something): the carrier's unredacted copy goes
+    await deleteCarrierCopy(deps, call.id);
   }
   return {
     kind: 'succeeded',
@@ -99,7 +102,12 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
         await tx.query('UPDATE calls SET recording_bytes = $2 WHERE id = $1', [call.id, silencedBytes]);
       }
       if (fresh.processing_state !== 'none') return;
-      await queueTranscript(tx, deps, call, { text: result.text, language: result.language, audioSilenced });
+      await queueTranscript(tx, deps, call, {
+        text: result.text,
+        language: result.language,
+        audioSilenced,
+        segments: result.segments,
+      });
     },
   };
 };
