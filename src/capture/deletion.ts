@@ -114,7 +114,7 @@ export async function eraseCall(deps: Deps, scope: Scope, callId: string): Promi
       `UPDATE calls SET erased_at = $2, updated_at = $2, caller_phone = '', customer_phone = NULL,
               customer_phone_e164 = NULL, customer_phone_national = NULL, customer_phone_rdigits = NULL,
               company_phone_e164 = NULL, caller_name = NULL, failure_reason = NULL, pending_transcript = NULL,
-              pending_transcript_language = NULL, recording_key = NULL, recording_bytes = NULL,
+              pending_transcript_language = NULL, pending_transcript_times = NULL, recording_key = NULL, recording_bytes = NULL,
               agent_phone_e164 = NULL, provider_recording_url = NULL, tracker_matches = NULL,
               talk_metrics = NULL, transcript_times = NULL,
               recording_state = CASE WHEN recording_state = 'available' THEN 'deleted' ELSE recording_state END,

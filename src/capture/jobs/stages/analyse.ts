@@ -3,6 +3,7 @@ import { silentCallResult } from '../../analyzer.ts';
 import { findIngestCall } from '../../call-record.ts';
 import { settleCompletion, storeAnalysis } from '../../pipeline.ts';
 import { nothingSaid } from '../../transcript-text.ts';
+import { type TranscriptTimes, timedEvidence } from '../../transcript-times.ts';
 import type { StageHandler } from '../types.ts';
 
 /**
@@ -21,6 +22,8 @@ import type { StageHandler } from '../types.ts';
  * channels were all silent) is analysed by no provider: its analysis is all null and it has no
  * draft (silentCallResult) — a model handed silence invents a caller. A value the model put in a
  * field the call forbids was dropped by the provider (droppedFields): logged here at warn, by name.
+ * Each field's evidence gets its time (`start`, seconds from the recording start) from the times the
+ * transcribe stage kept beside the transcript (calls.pending_transcript_times).
  */
 export const analyseStage: StageHandler = async ({ deps, job }) => {
   const call = await findIngestCall(deps.db, job.callId);
@@ -77,6 +80,12 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
       );
     }
   }
+  // where each field was said, from the transcript's times (../../transcript-times.ts), when it has them
+  const { rows: timed } = await deps.db.query<{ times: TranscriptTimes | null }>(
+    'SELECT pending_transcript_times AS times FROM calls WHERE id = $1',
+    [call.id],
+  );
+  const evidence = timedEvidence(text, timed[0]?.times ?? null, result.evidence);
   return {
     kind: 'succeeded',
     write: async (tx) => {
@@ -94,7 +103,7 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
         transcriptOriginal: text,
         analysis: result.analysis,
         followup: result.followup,
-        evidence: result.evidence ?? null,
+        evidence,
         now: deps.clock.now(),
         voicemail: fresh.voicemail,
       });

@@ -12,6 +12,7 @@ import { queueTranscript } from '../../pipeline.ts';
 import { lineTimes } from '../../providers/transcript.ts';
 import { audioRedaction } from '../../redaction/audio-spans.ts';
 import { redactionEnabled } from '../../redaction/index.ts';
+import { deleteCarrierCopy } from '../../telephony/provider-recordings.ts';
 import type { StageHandler } from '../types.ts';
 
 interface CallAudio {
@@ -86,6 +87,8 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
       silencedBytes = (await silenceRecording(deps.store, key, spans)).bytes;
     }
     audioSilenced = r.complete && r.spans.length > 0;
+    // ours is final (silenced where redaction found something): the carrier's unredacted copy goes
+    await deleteCarrierCopy(deps, call.id);
   }
   // Talk metrics (docs/capture.md "Talk metrics"): each side's voice activity in the stored (so
   // already silenced) dual-channel recording, decoded once more as it streams.
@@ -118,6 +121,7 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
         audioSilenced,
         lineTimes: result.segments.length > 0 ? lineTimes(result.segments) : null,
         talkMetrics: talk,
+        segments: result.segments,
       });
     },
   };
