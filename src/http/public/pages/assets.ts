@@ -19,6 +19,8 @@ export const ASSET_FILES = [
   'copy.js',
   'confirm.js',
   'countdown.js',
+  'inbox.js',
+  'board.js',
   'favicon.svg',
 ] as const;
 

@@ -4,3 +4,5 @@
 import './copy.js';
 import './confirm.js';
 import './countdown.js';
+import './inbox.js';
+import './board.js';

@@ -1,0 +1,187 @@
+import type { Queryable } from '../db/types.ts';
+import { type InboxCounts, type InboxQuery, reviewStatusOfView } from '../domain/inbox.ts';
+import type { TenantScope } from '../domain/tenant.ts';
+import { prefixRange } from './call-list.ts';
+
+/**
+ * The web app's lead inbox (/app/calls) as a read model: one statement for a page of calls — who
+ * (the contact saved for the customer's number, else the caller's name), what (subject, service), how
+ * hot (lead score), where it stands — and one for the count of every view. Scoped to the
+ * organization; erased calls never show.
+ *
+ * Search (InboxQuery.words) is PostgreSQL full-text search (migration 0025): the analysis and
+ * transcript of a call (call_analyses.search_vector, stemmed in the call's detected language), the
+ * carrier's caller name, and the contacts (name, company, notes, e-mail) whose number is the call's;
+ * a phone number in the box also matches the trailing digits of the customer's number. The matching
+ * passage comes back as ts_headline with \u0002 … \u0003 around the matched words, for the page
+ * to mark up (and escape) itself.
+ */
+export interface InboxRow {
+  id: string;
+  direction: 'inbound' | 'outbound';
+  customer_phone_e164: string | null;
+  customer_phone_national: string | null;
+  caller_name: string | null;
+  crm_status: string;
+  review_status: string | null;
+  processing_state: string;
+  recording_state: string;
+  outbound_lifecycle: string | null;
+  duration: number | null;
+  trashed: boolean;
+  created_at: Date;
+  contact_name: string | null;
+  contact_company: string | null;
+  analysis_caller_name: string | null;
+  subject: string | null;
+  service_needed: string | null;
+  lead_score: number | null;
+  /** the passage that matched the search, \u0002…\u0003 around each matched word; null without a search */
+  passage: string | null;
+}
+
+/** Marks of a matched word in InboxRow.passage (control characters: no transcript holds them). */
+export const MATCH_START = '\u0002';
+export const MATCH_END = '\u0003';
+
+interface Conditions {
+  /** the WHERE of calls c, without the view's review status */
+  where: string[];
+  params: unknown[];
+  /** the CTE `hits (id)` when searching, else '' */
+  hits: string;
+  /** the parameter of the search words, for ts_headline */
+  wordsParam: string | null;
+}
+
+const NAME_VECTOR = `to_tsvector('simple', coalesce(caller_name, ''))`;
+const CONTACT_TEXT = `concat_ws(' ', k.first_name, k.last_name, k.company, k.notes, k.email)`;
+
+function conditions(scope: TenantScope, q: InboxQuery): Conditions {
+  const params: unknown[] = [scope.organizationId];
+  const p = (v: unknown): string => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  const where = ['c.organization_id = $1', 'c.erased_at IS NULL'];
+  if (q.from) where.push(`c.created_at >= ${p(q.from)}::timestamptz`);
+  if (q.to) where.push(`c.created_at <= ${p(q.to)}::timestamptz`);
+  if (q.direction) where.push(`c.direction = ${p(q.direction)}::text`);
+  if (q.status) where.push(`c.crm_status = ${p(q.status)}::text`);
+  const parts: string[] = [];
+  let wordsParam: string | null = null;
+  if (q.words) {
+    wordsParam = p(q.words);
+    const tsq = `call_search_query(${wordsParam}::text)`;
+    parts.push(
+      `SELECT ca.call_id AS id FROM call_analyses ca WHERE ca.organization_id = $1 AND ca.search_vector @@ ${tsq}`,
+      `SELECT n.id FROM calls n WHERE n.organization_id = $1 AND n.erased_at IS NULL AND n.caller_name IS NOT NULL
+         AND ${NAME_VECTOR.replace('caller_name', 'n.caller_name')} @@ ${tsq}`,
+      `SELECT m.id FROM contacts k JOIN calls m ON m.organization_id = k.organization_id AND m.erased_at IS NULL
+         AND m.customer_phone_rdigits = reverse(regexp_replace(k.phone_e164, '[^0-9]', '', 'g'))
+        WHERE k.organization_id = $1 AND k.phone_e164 IS NOT NULL AND to_tsvector('simple', ${CONTACT_TEXT}) @@ ${tsq}`,
+    );
+  }
+  for (const digits of q.phoneDigits ?? []) {
+    const [from, below] = prefixRange(digits.split('').reverse().join(''));
+    parts.push(`SELECT d.id FROM calls d WHERE d.organization_id = $1 AND d.erased_at IS NULL
+      AND d.customer_phone_rdigits ~>=~ ${p(from)}::text AND d.customer_phone_rdigits ~<~ ${p(below)}::text`);
+  }
+  const hits = parts.length > 0 ? `WITH hits AS (${parts.join(' UNION ')})` : '';
+  if (hits) where.push('c.id IN (SELECT id FROM hits)');
+  return { where, params, hits, wordsParam };
+}
+
+const ORDER: Record<InboxQuery['sort'], { inner: string; outer: string }> = {
+  newest: { inner: 'c.created_at DESC, c.id DESC', outer: 'c.created_at DESC, c.id DESC' },
+  oldest: { inner: 'c.created_at ASC, c.id ASC', outer: 'c.created_at ASC, c.id ASC' },
+  score: {
+    inner: 'sort_score DESC NULLS LAST, c.created_at DESC, c.id DESC',
+    outer: 'c.sort_score DESC NULLS LAST, c.created_at DESC, c.id DESC',
+  },
+};
+
+/** One page of the inbox (limit + 1 rows read, so hasMore is exact). */
+export async function readInboxPage(
+  db: Queryable,
+  scope: TenantScope,
+  q: InboxQuery,
+): Promise<{ rows: InboxRow[]; hasMore: boolean }> {
+  const { where, params, hits, wordsParam } = conditions(scope, q);
+  const review = reviewStatusOfView(q.view);
+  if (review) {
+    params.push(review);
+    where.push(`c.review_status = $${params.length}::text`);
+  }
+  params.push(q.limit + 1, (q.page - 1) * q.limit);
+  const [limit, offset] = [`$${params.length - 1}::int`, `$${params.length}::bigint`];
+  const order = ORDER[q.sort];
+  // The lead score sort reads each candidate's analysis; the others find the page on the calls
+  // indexes alone and read the page's analyses by primary key.
+  const inner =
+    q.sort === 'score'
+      ? `SELECT c.*, (sa.analysis ->> 'lead_score')::numeric AS sort_score FROM calls c
+           LEFT JOIN call_analyses sa ON sa.call_id = c.id AND sa.organization_id = c.organization_id
+          WHERE ${where.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`
+      : `SELECT c.* FROM calls c WHERE ${where.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`;
+  const passage = wordsParam
+    ? `CASE WHEN ca.search_vector @@ call_search_query(${wordsParam}::text) THEN ts_headline(call_search_config(ca.language),
+         call_search_text(ca.analysis, ca.transcript_original), call_search_query(${wordsParam}::text),
+         'StartSel=${MATCH_START}, StopSel=${MATCH_END}, MaxWords=24, MinWords=10, MaxFragments=1') END`
+    : 'NULL::text';
+  const sql = `${hits}
+    SELECT c.id, c.direction, c.customer_phone_e164, c.customer_phone_national, c.caller_name, c.crm_status,
+           c.review_status, c.processing_state, c.recording_state, c.outbound_lifecycle, c.duration,
+           c.trashed_at IS NOT NULL AS trashed, c.created_at,
+           nullif(concat_ws(' ', k.first_name, k.last_name), '') AS contact_name, k.company AS contact_company,
+           ca.analysis ->> 'caller_name' AS analysis_caller_name, ca.analysis ->> 'subject' AS subject,
+           ca.analysis ->> 'service_needed' AS service_needed, (ca.analysis ->> 'lead_score')::numeric AS lead_score,
+           ${passage} AS passage
+      FROM (${inner}) c
+      LEFT JOIN LATERAL (
+        SELECT analysis, language, transcript_original, search_vector FROM call_analyses
+         WHERE call_id = c.id AND organization_id = c.organization_id OFFSET 0
+      ) ca ON true
+      LEFT JOIN LATERAL (
+        SELECT first_name, last_name, company FROM contacts
+         WHERE organization_id = c.organization_id AND phone_e164 = c.customer_phone_e164
+         ORDER BY created_at, id LIMIT 1
+      ) k ON true
+     ORDER BY ${order.outer}`;
+  const { rows } = await db.query<InboxRow>(sql, params);
+  const hasMore = rows.length > q.limit;
+  const page = hasMore ? rows.slice(0, q.limit) : rows;
+  return {
+    rows: page.map((r) => ({
+      ...r,
+      duration: r.duration === null ? null : Number(r.duration),
+      lead_score: r.lead_score === null ? null : Number(r.lead_score),
+    })),
+    hasMore,
+  };
+}
+
+/** The number of calls in each view, the filters and search applied, in one statement. */
+export async function countInboxViews(
+  db: Queryable,
+  scope: TenantScope,
+  q: InboxQuery,
+): Promise<InboxCounts> {
+  const { where, params, hits } = conditions(scope, q);
+  const { rows } = await db.query<Record<string, string>>(
+    `${hits}
+     SELECT count(*) FILTER (WHERE c.review_status = 'needs_review') AS needs_review,
+            count(*) FILTER (WHERE c.review_status = 'needs_decision') AS needs_decision,
+            count(*) FILTER (WHERE c.review_status = 'new') AS new,
+            count(*) AS "all"
+       FROM calls c WHERE ${where.join(' AND ')}`,
+    params,
+  );
+  const r = rows[0]!;
+  return {
+    needs_review: Number(r.needs_review),
+    needs_decision: Number(r.needs_decision),
+    new: Number(r.new),
+    all: Number(r.all),
+  };
+}

@@ -1,0 +1,38 @@
+import type { CrmStatus, DIRECTIONS, ReviewStatus } from './values.ts';
+
+/**
+ * The web app's lead inbox (/app/calls): its views (by review status), sorts and search, as the read
+ * model (capture/inbox.ts) takes them. Pure values; the page reads them from its query string.
+ */
+export const INBOX_VIEWS = ['needs_review', 'needs_decision', 'new', 'all'] as const;
+export type InboxView = (typeof INBOX_VIEWS)[number];
+
+export const INBOX_SORTS = ['newest', 'oldest', 'score'] as const;
+export type InboxSort = (typeof INBOX_SORTS)[number];
+
+/** The longest search the box takes (characters): a few words or a phone number. */
+export const SEARCH_MAX_LENGTH = 200;
+
+/** The most calls one bulk action changes: one page of the inbox at its largest. */
+export const BULK_MAX = 100;
+
+export interface InboxQuery {
+  view: InboxView;
+  sort: InboxSort;
+  page: number;
+  limit: number;
+  from: Date | null;
+  to: Date | null;
+  direction: (typeof DIRECTIONS)[number] | null;
+  status: CrmStatus | null;
+  /** the search box's words (full-text search), or null */
+  words: string | null;
+  /** when the box holds a phone number: the digit strings matched as trailing digits of the customer's E.164 */
+  phoneDigits: string[] | null;
+}
+
+/** The review status a view shows, or null for every call ("All"). */
+export const reviewStatusOfView = (view: InboxView): ReviewStatus | null => (view === 'all' ? null : view);
+
+/** The number of calls in each view, for the inbox's tabs (the filters and search applied). */
+export type InboxCounts = Record<InboxView, number>;
