@@ -240,7 +240,7 @@ function Row({ r, user, back }: { r: InboxRow; user: PageUser; back: string }): 
       <${Passage} text=${r.passage} />
     </td>
     <td data-label="Lead score"><${Score} score=${r.lead_score} /></td>
-    <td data-label="Stands">
+    <td data-label="Where it stands">
       ${processingInWords(r)}${r.trashed ? ' · In trash' : ''}
       <br /><span class="muted">Review: ${r.review_status ? words(r.review_status) : 'none'} · CRM: ${words(r.crm_status)}</span>
     </td>
