@@ -101,17 +101,23 @@ const ORDER: Record<InboxQuery['sort'], { inner: string; outer: string }> = {
   },
 };
 
-/** One page of the inbox (limit + 1 rows read, so hasMore is exact). */
-export async function readInboxPage(
+/**
+ * One page of the inbox (limit + 1 rows read, so hasMore is exact) and the count of every view (the
+ * filters and search applied, the view not), in ONE statement: the search's matches (`hits`) are found
+ * once for both.
+ */
+export async function readInbox(
   db: Queryable,
   scope: TenantScope,
   q: InboxQuery,
-): Promise<{ rows: InboxRow[]; hasMore: boolean }> {
+): Promise<{ rows: InboxRow[]; hasMore: boolean; counts: InboxCounts }> {
   const { where, params, hits, wordsParam } = conditions(scope, q);
+  const all = where.join(' AND ');
   const review = reviewStatusOfView(q.view);
+  const pageWhere = [...where];
   if (review) {
     params.push(review);
-    where.push(`c.review_status = $${params.length}::text`);
+    pageWhere.push(`c.review_status = $${params.length}::text`);
   }
   params.push(q.limit + 1, (q.page - 1) * q.limit);
   const [limit, offset] = [`$${params.length - 1}::int`, `$${params.length}::bigint`];
@@ -122,15 +128,22 @@ export async function readInboxPage(
     q.sort === 'score'
       ? `SELECT c.*, (sa.analysis ->> 'lead_score')::numeric AS sort_score FROM calls c
            LEFT JOIN call_analyses sa ON sa.call_id = c.id AND sa.organization_id = c.organization_id
-          WHERE ${where.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`
-      : `SELECT c.* FROM calls c WHERE ${where.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`;
+          WHERE ${pageWhere.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`
+      : `SELECT c.* FROM calls c WHERE ${pageWhere.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`;
   const passage = wordsParam
     ? `CASE WHEN ca.search_vector @@ call_search_query(${wordsParam}::text) THEN ts_headline(call_search_config(ca.language),
          call_search_text(ca.analysis, ca.transcript_original), call_search_query(${wordsParam}::text),
          'StartSel=${MATCH_START}, StopSel=${MATCH_END}, MaxWords=24, MinWords=10, MaxFragments=1') END`
     : 'NULL::text';
-  const sql = `${hits}
-    SELECT c.id, c.direction, c.customer_phone_e164, c.customer_phone_national, c.caller_name, c.crm_status,
+  const sql = `${hits ? `${hits},` : 'WITH'} counts AS (
+      SELECT count(*) FILTER (WHERE c.review_status = 'needs_review') AS n_needs_review,
+             count(*) FILTER (WHERE c.review_status = 'needs_decision') AS n_needs_decision,
+             count(*) FILTER (WHERE c.review_status = 'new') AS n_new,
+             count(*) AS n_all
+        FROM calls c WHERE ${all}
+    ), page AS (
+    SELECT row_number() OVER (ORDER BY ${order.outer}) AS rn,
+           c.id, c.direction, c.customer_phone_e164, c.customer_phone_national, c.caller_name, c.crm_status,
            c.review_status, c.processing_state, c.recording_state, c.outbound_lifecycle, c.duration,
            c.trashed_at IS NOT NULL AS trashed, c.created_at,
            nullif(concat_ws(' ', k.first_name, k.last_name), '') AS contact_name, k.company AS contact_company,
@@ -147,41 +160,46 @@ export async function readInboxPage(
          WHERE organization_id = c.organization_id AND phone_e164 = c.customer_phone_e164
          ORDER BY created_at, id LIMIT 1
       ) k ON true
-     ORDER BY ${order.outer}`;
-  const { rows } = await db.query<InboxRow>(sql, params);
-  const hasMore = rows.length > q.limit;
-  const page = hasMore ? rows.slice(0, q.limit) : rows;
+    )
+    SELECT counts.*, page.* FROM counts LEFT JOIN page ON true ORDER BY page.rn`;
+  const { rows } = await db.query<
+    InboxRow &
+      Record<'n_needs_review' | 'n_needs_decision' | 'n_new' | 'n_all', string> & { rn: string | null }
+  >(sql, params);
+  const head = rows[0]!;
+  const counts: InboxCounts = {
+    needs_review: Number(head.n_needs_review),
+    needs_decision: Number(head.n_needs_decision),
+    new: Number(head.n_new),
+    all: Number(head.n_all),
+  };
+  const found = rows.filter((r) => r.rn !== null);
+  const hasMore = found.length > q.limit;
+  const page = hasMore ? found.slice(0, q.limit) : found;
   return {
+    counts,
+    hasMore,
     rows: page.map((r) => ({
-      ...r,
+      id: r.id,
+      direction: r.direction,
+      customer_phone_e164: r.customer_phone_e164,
+      customer_phone_national: r.customer_phone_national,
+      caller_name: r.caller_name,
+      crm_status: r.crm_status,
+      review_status: r.review_status,
+      processing_state: r.processing_state,
+      recording_state: r.recording_state,
+      outbound_lifecycle: r.outbound_lifecycle,
+      trashed: r.trashed,
+      created_at: r.created_at,
+      contact_name: r.contact_name,
+      contact_company: r.contact_company,
+      analysis_caller_name: r.analysis_caller_name,
+      subject: r.subject,
+      service_needed: r.service_needed,
+      passage: r.passage,
       duration: r.duration === null ? null : Number(r.duration),
       lead_score: r.lead_score === null ? null : Number(r.lead_score),
     })),
-    hasMore,
-  };
-}
-
-/** The number of calls in each view, the filters and search applied, in one statement. */
-export async function countInboxViews(
-  db: Queryable,
-  scope: TenantScope,
-  q: InboxQuery,
-): Promise<InboxCounts> {
-  const { where, params, hits } = conditions(scope, q);
-  const { rows } = await db.query<Record<string, string>>(
-    `${hits}
-     SELECT count(*) FILTER (WHERE c.review_status = 'needs_review') AS needs_review,
-            count(*) FILTER (WHERE c.review_status = 'needs_decision') AS needs_decision,
-            count(*) FILTER (WHERE c.review_status = 'new') AS new,
-            count(*) AS "all"
-       FROM calls c WHERE ${where.join(' AND ')}`,
-    params,
-  );
-  const r = rows[0]!;
-  return {
-    needs_review: Number(r.needs_review),
-    needs_decision: Number(r.needs_decision),
-    new: Number(r.new),
-    all: Number(r.all),
   };
 }

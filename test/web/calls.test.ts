@@ -170,7 +170,7 @@ test('the calls list: newest first, filters by direction, status, dates and sear
   assert.equal(await page.getByLabel('Direction').inputValue(), 'outbound');
 
   await page.getByLabel('Direction').selectOption('');
-  await page.getByLabel('CRM status').selectOption('to_call');
+  await page.locator('#f-status').selectOption('to_call');
   await Promise.all([
     page.waitForURL(/status=to_call/),
     page.getByRole('button', { name: 'Search', exact: true }).click(),

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { countInboxViews, type InboxRow, readInboxPage } from '../../../../capture/inbox.ts';
+import { type InboxRow, readInbox } from '../../../../capture/inbox.ts';
 import type { Deps } from '../../../../deps.ts';
 import {
   INBOX_SORTS,
@@ -276,16 +276,16 @@ export function callListPage(deps: Deps): FastifyPluginAsync {
       const user = requireUser(req);
       const { fields, page, query, refusal } = readInboxRequest(req.url);
       const notice: Notice | null = refusal ? { kind: 'error', text: refusal.text } : doneNotice(req, DONE);
-      const scope = scopeOf(user);
-      const result = query ? await readInboxPage(deps.db, scope, query) : { rows: [], hasMore: false };
-      const counts = query ? await countInboxViews(deps.db, scope, query) : null;
+      const result = query ? await readInbox(deps.db, scopeOf(user), query) : null;
+      const counts = result?.counts ?? null;
+      const rows = result?.rows ?? [];
       const back = inboxHref(fields, page);
       const total = counts && query ? counts[query.view] : 0;
       const first = (page - 1) * PAGE_SIZE + 1;
       const pager = html`<nav class="pager" aria-label="Pages">
         <span>${page > 1 ? html`<a href=${inboxHref(fields, page - 1)} rel="prev">Previous page</a>` : null}</span>
         <span>Page ${page}</span>
-        <span>${result.hasMore ? html`<a href=${inboxHref(fields, page + 1)} rel="next">Next page</a>` : null}</span>
+        <span>${result?.hasMore ? html`<a href=${inboxHref(fields, page + 1)} rel="next">Next page</a>` : null}</span>
       </nav>`;
       const searching = Boolean(
         fields.q || fields.dateFrom || fields.dateTo || fields.direction || fields.status,
@@ -300,15 +300,15 @@ export function callListPage(deps: Deps): FastifyPluginAsync {
           <${SearchForm} fields=${fields} refusal=${refusal} />
           <${Views} fields=${fields} counts=${counts} />
           <p class="total" id="total">${
-            result.rows.length === 0
+            rows.length === 0
               ? searching
                 ? 'No calls match this search.'
                 : 'No calls here yet.'
-              : `${first.toLocaleString('en-US')}–${(first + result.rows.length - 1).toLocaleString('en-US')} of ${total.toLocaleString('en-US')} ${total === 1 ? 'call' : 'calls'}`
+              : `${first.toLocaleString('en-US')}–${(first + rows.length - 1).toLocaleString('en-US')} of ${total.toLocaleString('en-US')} ${total === 1 ? 'call' : 'calls'}`
           }</p>
           ${
-            result.rows.length > 0
-              ? html`<${Inbox} rows=${result.rows} user=${user} back=${back} sort=${query?.sort ?? 'newest'} />
+            rows.length > 0
+              ? html`<${Inbox} rows=${rows} user=${user} back=${back} sort=${query?.sort ?? 'newest'} />
                 <p class="muted keys">Keys: <kbd>j</kbd>/<kbd>k</kbd> next and previous call, <kbd>x</kbd> select it, <kbd>/</kbd> search.</p>`
               : null
           }
