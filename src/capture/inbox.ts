@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/types.ts';
-import { type InboxCounts, type InboxQuery, reviewStatusOfView } from '../domain/inbox.ts';
+import { COUNT_CAP, type InboxCounts, type InboxQuery, reviewStatusOfView } from '../domain/inbox.ts';
 import type { TenantScope } from '../domain/tenant.ts';
 import { prefixRange } from './call-list.ts';
 
@@ -54,7 +54,8 @@ interface Conditions {
   wordsParam: string | null;
 }
 
-const NAME_VECTOR = `to_tsvector('simple', coalesce(caller_name, ''))`;
+/** The expression of calls_caller_name_search_idx (migration 0025), for the index to be used. */
+const NAME_VECTOR = `(to_tsvector('simple', coalesce(n.caller_name, '')) || call_search_org(n.organization_id))`;
 const CONTACT_TEXT = `concat_ws(' ', k.first_name, k.last_name, k.company, k.notes, k.email)`;
 
 function conditions(scope: TenantScope, q: InboxQuery): Conditions {
@@ -72,14 +73,16 @@ function conditions(scope: TenantScope, q: InboxQuery): Conditions {
   let wordsParam: string | null = null;
   if (q.words) {
     wordsParam = p(q.words);
-    const tsq = `call_search_query(${wordsParam}::text)`;
+    // The words AND the organization's lexeme: the GIN indexes find this organization's matches only.
+    const tsq = `call_search_query(${wordsParam}::text, $1::uuid)`;
     parts.push(
       `SELECT ca.call_id AS id FROM call_analyses ca WHERE ca.organization_id = $1 AND ca.search_vector @@ ${tsq}`,
       `SELECT n.id FROM calls n WHERE n.organization_id = $1 AND n.erased_at IS NULL AND n.caller_name IS NOT NULL
-         AND ${NAME_VECTOR.replace('caller_name', 'n.caller_name')} @@ ${tsq}`,
+         AND ${NAME_VECTOR} @@ ${tsq}`,
       `SELECT m.id FROM contacts k JOIN calls m ON m.organization_id = k.organization_id AND m.erased_at IS NULL
          AND m.customer_phone_rdigits = reverse(regexp_replace(k.phone_e164, '[^0-9]', '', 'g'))
-        WHERE k.organization_id = $1 AND k.phone_e164 IS NOT NULL AND to_tsvector('simple', ${CONTACT_TEXT}) @@ ${tsq}`,
+        WHERE k.organization_id = $1 AND k.phone_e164 IS NOT NULL
+          AND to_tsvector('simple', ${CONTACT_TEXT}) @@ call_search_query(${wordsParam}::text)`,
     );
   }
   for (const digits of q.phoneDigits ?? []) {
@@ -124,23 +127,35 @@ export async function readInbox(
   const order = ORDER[q.sort];
   // The lead score sort reads each candidate's analysis; the others find the page on the calls
   // indexes alone and read the page's analyses by primary key.
+  // With a search the page comes from `matched` (its view condition only; the rest was applied there).
+  const source = hits ? 'matched c' : 'calls c';
+  const cond = hits ? (review ? [pageWhere[pageWhere.length - 1]] : ['true']) : pageWhere;
   const inner =
     q.sort === 'score'
-      ? `SELECT c.*, (sa.analysis ->> 'lead_score')::numeric AS sort_score FROM calls c
+      ? `SELECT c.*, (sa.analysis ->> 'lead_score')::numeric AS sort_score FROM ${source}
            LEFT JOIN call_analyses sa ON sa.call_id = c.id AND sa.organization_id = c.organization_id
-          WHERE ${pageWhere.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`
-      : `SELECT c.* FROM calls c WHERE ${pageWhere.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`;
+          WHERE ${cond.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`
+      : `SELECT c.* FROM ${source} WHERE ${cond.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`;
   const passage = wordsParam
     ? `CASE WHEN ca.search_vector @@ call_search_query(${wordsParam}::text) THEN ts_headline(call_search_config(ca.language),
          call_search_text(ca.analysis, ca.transcript_original), call_search_query(${wordsParam}::text),
          'StartSel=${MATCH_START}, StopSel=${MATCH_END}, MaxWords=24, MinWords=10, MaxFragments=1') END`
     : 'NULL::text';
-  const sql = `${hits ? `${hits},` : 'WITH'} counts AS (
-      SELECT count(*) FILTER (WHERE c.review_status = 'needs_review') AS n_needs_review,
-             count(*) FILTER (WHERE c.review_status = 'needs_decision') AS n_needs_decision,
-             count(*) FILTER (WHERE c.review_status = 'new') AS n_new,
-             count(*) AS n_all
-        FROM calls c WHERE ${all}
+  // Without a search each count stops at COUNT_CAP + 1 calls (an index range each): an inbox says
+  // "10,000+", and a count never costs more than that, however many calls the organization has. With
+  // a search, the matching calls are read once (`matched`) and counted and paged from there.
+  const capped = (cond: string) =>
+    `(SELECT count(*) FROM (SELECT 1 FROM calls c WHERE ${all}${cond} LIMIT ${COUNT_CAP + 1}) x)`;
+  const countsSql = hits
+    ? `SELECT count(*) FILTER (WHERE c.review_status = 'needs_review') AS n_needs_review,
+              count(*) FILTER (WHERE c.review_status = 'needs_decision') AS n_needs_decision,
+              count(*) FILTER (WHERE c.review_status = 'new') AS n_new, count(*) AS n_all
+         FROM matched c`
+    : `SELECT ${capped(" AND c.review_status = 'needs_review'")} AS n_needs_review,
+              ${capped(" AND c.review_status = 'needs_decision'")} AS n_needs_decision,
+              ${capped(" AND c.review_status = 'new'")} AS n_new, ${capped('')} AS n_all`;
+  const sql = `${hits ? `${hits}, matched AS MATERIALIZED (SELECT c.* FROM calls c WHERE ${all}),` : 'WITH'}
+    counts AS (${countsSql}
     ), page AS (
     SELECT row_number() OVER (ORDER BY ${order.outer}) AS rn,
            c.id, c.direction, c.customer_phone_e164, c.customer_phone_national, c.caller_name, c.crm_status,

@@ -34,5 +34,12 @@ export interface InboxQuery {
 /** The review status a view shows, or null for every call ("All"). */
 export const reviewStatusOfView = (view: InboxView): ReviewStatus | null => (view === 'all' ? null : view);
 
-/** The number of calls in each view, for the inbox's tabs (the filters and search applied). */
+/** Counts stop here: a view with more calls says "10,000+" (a count costs at most this many index entries). */
+export const COUNT_CAP = 10_000;
+
+/** A view's count in words: 1,204, or 10,000+ past COUNT_CAP. */
+export const countInWords = (n: number): string =>
+  n > COUNT_CAP ? `${COUNT_CAP.toLocaleString('en-US')}+` : n.toLocaleString('en-US');
+
+/** The number of calls in each view (at most COUNT_CAP + 1), for the inbox's tabs (the filters and search applied). */
 export type InboxCounts = Record<InboxView, number>;

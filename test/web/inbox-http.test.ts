@@ -192,6 +192,8 @@ test('search: a word said (any form of it), a name, a company, a German word, a 
   // a name is no longer refused as a phone number
   assert.match(await search('sarah'), /1–1 of 1 call</);
   assert.match(await search('nothing-like-this'), /No calls match this search\./);
+  // words every search ignores (English stop words) find nothing, not every call
+  assert.match(await search('the'), /No calls match this search\./);
   const old = await h.app.inject({ url: '/app/calls?phone=555-0199', headers: { cookie } });
   assert.deepEqual(whos(old.body), ['(415) 555-0199']);
 });

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { BOARD_CARDS, type BoardCard, readBoard } from '../../../../capture/board.ts';
 import type { Deps } from '../../../../deps.ts';
+import { countInWords } from '../../../../domain/inbox.ts';
 import { CRM_STATUSES, type CrmStatus } from '../../../../domain/values.ts';
 import { type PageUser, requireUser, scopeOf } from '../kit/guard.ts';
 import { html, type VNode } from '../kit/html.ts';
@@ -59,7 +60,7 @@ export function callBoardPage(deps: Deps): FastifyPluginAsync {
           <div class="board">
             ${columns.map(
               (col) => html`<section class="column" aria-labelledby=${`col-${col.status}`}>
-                <h2 id=${`col-${col.status}`}>${words(col.status)} <span class="count">${col.count.toLocaleString('en-US')}</span></h2>
+                <h2 id=${`col-${col.status}`}>${words(col.status)} <span class="count">${countInWords(col.count)}</span></h2>
                 ${
                   col.cards.length === 0
                     ? html`<p class="muted">No calls.</p>`
@@ -67,7 +68,7 @@ export function callBoardPage(deps: Deps): FastifyPluginAsync {
                 }
                 ${
                   col.count > BOARD_CARDS
-                    ? html`<p><a href=${`/app/calls?status=${col.status}`}>All ${col.count.toLocaleString('en-US')} in the inbox</a></p>`
+                    ? html`<p><a href=${`/app/calls?status=${col.status}`}>All ${countInWords(col.count)} in the inbox</a></p>`
                     : null
                 }
               </section>`,

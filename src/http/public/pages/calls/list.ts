@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { type InboxRow, readInbox } from '../../../../capture/inbox.ts';
 import type { Deps } from '../../../../deps.ts';
 import {
+  countInWords,
   INBOX_SORTS,
   INBOX_VIEWS,
   type InboxCounts,
@@ -215,7 +216,7 @@ function Views({ fields, counts }: { fields: Fields; counts: InboxCounts | null 
       ${INBOX_VIEWS.map(
         (v) => html`<li>
           <a href=${inboxHref({ ...fields, view: v === 'all' ? undefined : v })} aria-current=${v === current ? 'page' : undefined}>
-            ${VIEW_LABELS[v]} <span class="count">${counts ? counts[v].toLocaleString('en-US') : '—'}</span>
+            ${VIEW_LABELS[v]} <span class="count">${counts ? countInWords(counts[v]) : '—'}</span>
           </a>
         </li>`,
       )}
@@ -304,7 +305,7 @@ export function callListPage(deps: Deps): FastifyPluginAsync {
               ? searching
                 ? 'No calls match this search.'
                 : 'No calls here yet.'
-              : `${first.toLocaleString('en-US')}–${(first + rows.length - 1).toLocaleString('en-US')} of ${total.toLocaleString('en-US')} ${total === 1 ? 'call' : 'calls'}`
+              : `${first.toLocaleString('en-US')}–${(first + rows.length - 1).toLocaleString('en-US')} of ${countInWords(total)} ${total === 1 ? 'call' : 'calls'}`
           }</p>
           ${
             rows.length > 0
