@@ -142,7 +142,7 @@ export async function readInbox(
          'StartSel=${MATCH_START}, StopSel=${MATCH_END}, MaxWords=24, MinWords=10, MaxFragments=1') END`
     : 'NULL::text';
   // Without a search each count stops at COUNT_CAP + 1 calls (an index range each): an inbox says
-  // "10,000+", and a count never costs more than that, however many calls the organization has. With
+  // "1,000+", and a count never costs more than that, however many calls the organization has. With
   // a search, the matching calls are read once (`matched`) and counted and paged from there.
   const capped = (cond: string) =>
     `(SELECT count(*) FROM (SELECT 1 FROM calls c WHERE ${all}${cond} LIMIT ${COUNT_CAP + 1}) x)`;

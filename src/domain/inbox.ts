@@ -34,10 +34,10 @@ export interface InboxQuery {
 /** The review status a view shows, or null for every call ("All"). */
 export const reviewStatusOfView = (view: InboxView): ReviewStatus | null => (view === 'all' ? null : view);
 
-/** Counts stop here: a view with more calls says "10,000+" (a count costs at most this many index entries). */
-export const COUNT_CAP = 10_000;
+/** Counts stop here: a view with more calls says "1,000+" (a count costs at most this many index entries). */
+export const COUNT_CAP = 1_000;
 
-/** A view's count in words: 1,204, or 10,000+ past COUNT_CAP. */
+/** A view's count in words: 1,204, or 1,000+ past COUNT_CAP. */
 export const countInWords = (n: number): string =>
   n > COUNT_CAP ? `${COUNT_CAP.toLocaleString('en-US')}+` : n.toLocaleString('en-US');
 

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { COUNT_CAP, countInWords, reviewStatusOfView } from '../../src/domain/inbox.ts';
 
-test('a view count is spelt with thousands separators, and past the cap as "10,000+"', () => {
-  assert.equal(COUNT_CAP, 10_000);
+test('a view count is spelt with thousands separators, and past the cap as "1,000+"', () => {
+  assert.equal(COUNT_CAP, 1000);
   const cases: [number, string][] = [
     [0, '0'],
-    [1204, '1,204'],
-    [10_000, '10,000'],
-    [10_001, '10,000+'],
+    [999, '999'],
+    [1000, '1,000'],
+    [1001, '1,000+'],
   ];
   for (const [n, want] of cases) assert.equal(countInWords(n), want, String(n));
 });
