@@ -128,14 +128,18 @@ export async function readInbox(
   // The lead score sort reads each candidate's analysis; the others find the page on the calls
   // indexes alone and read the page's analyses by primary key.
   // With a search the page comes from `matched` (its view condition only; the rest was applied there).
-  const source = hits ? 'matched c' : 'calls c';
   const cond = hits ? (review ? [pageWhere[pageWhere.length - 1]] : ['true']) : pageWhere;
-  const inner =
+  const scored = (from: string, cols: string) =>
     q.sort === 'score'
-      ? `SELECT c.*, (sa.analysis ->> 'lead_score')::numeric AS sort_score FROM ${source}
+      ? `SELECT ${cols}, (sa.analysis ->> 'lead_score')::numeric AS sort_score FROM ${from}
            LEFT JOIN call_analyses sa ON sa.call_id = c.id AND sa.organization_id = c.organization_id
           WHERE ${cond.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`
-      : `SELECT c.* FROM ${source} WHERE ${cond.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`;
+      : `SELECT ${cols} FROM ${from} WHERE ${cond.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`;
+  // A search sorts its matches' narrow rows (`matched`), then reads the page's calls by primary key.
+  const inner = hits
+    ? `SELECT c.*${q.sort === 'score' ? ', p.sort_score' : ''} FROM (${scored('matched c', q.sort === 'score' ? 'c.id' : 'c.id, c.created_at')}) p
+         JOIN calls c ON c.id = p.id`
+    : scored('calls c', 'c.*');
   const passage = wordsParam
     ? `CASE WHEN ca.search_vector @@ call_search_query(${wordsParam}::text) THEN ts_headline(call_search_config(ca.language),
          call_search_text(ca.analysis, ca.transcript_original), call_search_query(${wordsParam}::text),
@@ -154,7 +158,12 @@ export async function readInbox(
     : `SELECT ${capped(" AND c.review_status = 'needs_review'")} AS n_needs_review,
               ${capped(" AND c.review_status = 'needs_decision'")} AS n_needs_decision,
               ${capped(" AND c.review_status = 'new'")} AS n_new, ${capped('')} AS n_all`;
-  const sql = `${hits ? `${hits}, matched AS MATERIALIZED (SELECT c.* FROM calls c WHERE ${all}),` : 'WITH'}
+  const sql = `${
+    hits
+      ? `${hits}, matched AS MATERIALIZED (
+      SELECT c.id, c.organization_id, c.review_status, c.created_at FROM calls c WHERE ${all}),`
+      : 'WITH'
+  }
     counts AS (${countsSql}
     ), page AS (
     SELECT row_number() OVER (ORDER BY ${order.outer}) AS rn,
