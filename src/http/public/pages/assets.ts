@@ -20,6 +20,8 @@ export const ASSET_FILES = [
   'confirm.js',
   'countdown.js',
   'player.js',
+  'inbox.js',
+  'board.js',
   'favicon.svg',
 ] as const;
 

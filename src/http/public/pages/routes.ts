@@ -2,6 +2,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../../../deps.ts';
 import { assetRoutes } from './assets.ts';
 import { callActions } from './calls/actions.ts';
+import { callBoardPage } from './calls/board.ts';
+import { bulkStatusAction } from './calls/bulk.ts';
 import { callPage } from './calls/detail.ts';
 import { callListPage } from './calls/list.ts';
 import { newCallPages } from './calls/new.ts';
@@ -65,6 +67,8 @@ export function pagesRoutes(deps: Deps): FastifyPluginAsync {
       // URL -> file: /app/calls… in calls/, /app/contacts… in contacts/, /app/trackers… in trackers/,
       // /app/settings/… in settings/ (list.ts the collection, detail.ts one item, new.ts a creation form).
       await authed.register(callListPage(deps));
+      await authed.register(callBoardPage(deps));
+      await authed.register(bulkStatusAction(deps));
       await authed.register(newCallPages(deps));
       await authed.register(callPage(deps));
       await authed.register(callActions(deps));

@@ -5,3 +5,5 @@ import './copy.js';
 import './confirm.js';
 import './countdown.js';
 import './player.js';
+import './inbox.js';
+import './board.js';
