@@ -184,7 +184,10 @@ test('search: a word said (any form of it), a name, a company, a German word, a 
   assert.deepEqual(whos(await search('leak', '&view=needs_review')), ['Maria Lopez-Garcia']);
   // web-search syntax, sorted by lead score or oldest first
   assert.deepEqual(whos(await search('roof or leak', '&sort=score')), ['Maria Lopez-Garcia', 'Sarah Connor']);
-  assert.deepEqual(whos(await search('roof or leak', '&sort=oldest')), ['Sarah Connor', 'Maria Lopez-Garcia']);
+  assert.deepEqual(whos(await search('roof or leak', '&sort=oldest')), [
+    'Sarah Connor',
+    'Maria Lopez-Garcia',
+  ]);
   const counted = await search('roof');
   assert.deepEqual(views(counted), ['Needs review 0', 'Needs decision 1', 'New 0', 'All calls 1']);
   // the passage: matched words marked, the transcript's markup escaped
