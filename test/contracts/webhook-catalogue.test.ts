@@ -23,6 +23,7 @@ function delivery(eventType: string, data?: Record<string, unknown>) {
   const body = serializeEvent(
     {
       organizationId: newId(),
+      environment: 'live',
       eventType,
       resourceId: id,
       callId: id,

@@ -11,6 +11,7 @@ import { pageErrorHandler, pageNotFound } from './kit/errors.ts';
 import { installFormParser } from './kit/form.ts';
 import { csrfCheck, pageGuard, seeOther } from './kit/guard.ts';
 import { HOME } from './kit/next-path.ts';
+import { environmentSwitch } from './session/environment.ts';
 import { loginPages } from './session/login.ts';
 import { logoutPage } from './session/logout.ts';
 import { passwordResetPages } from './session/password-reset.ts';
@@ -52,6 +53,7 @@ export function pagesRoutes(deps: Deps): FastifyPluginAsync {
       authed.addHook('onRequest', pageGuard(deps));
       authed.addHook('preHandler', csrfCheck);
       await authed.register(logoutPage(deps));
+      await authed.register(environmentSwitch(deps));
       // URL -> file: /app/calls… in calls/, /app/contacts… in contacts/, /app/trackers… in trackers/,
       // /app/settings/… in settings/ (list.ts the collection, detail.ts one item, new.ts a creation form).
       await authed.register(callListPage(deps));

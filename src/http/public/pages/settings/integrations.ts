@@ -8,6 +8,7 @@ import {
 } from '../../../../accounts/api-keys.ts';
 import type { Deps } from '../../../../deps.ts';
 import { INTEGRATIONS_PAGE_PATH, subscriptionPagePath } from '../../../../domain/app-urls.ts';
+import type { Environment } from '../../../../domain/tenant.ts';
 import { badRequest, notFound } from '../../../../errors.ts';
 import { isUuid } from '../../../../ids.ts';
 import { SELECTABLE_EVENT_TYPES } from '../../../../webhooks/outbox/event-types.ts';
@@ -18,7 +19,7 @@ import {
 } from '../../../../webhooks/subscriptions/subscriptions.ts';
 import { field, fields, formOf } from '../kit/form.ts';
 import { formError } from '../kit/form-check.ts';
-import { type PageUser, requireUser, seeOther } from '../kit/guard.ts';
+import { type PageUser, requireUser, scopeOf, seeOther } from '../kit/guard.ts';
 import { html, type VNode } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
 import { doneNotice } from '../kit/notices.ts';
@@ -52,7 +53,12 @@ const DONE: Record<string, string> = {
 };
 
 function KeyForm({ user, values }: { user: PageUser; values?: KeyFormValues }): VNode {
-  const v = values ?? { name: '', scopes: ['read.calls'], recordings: false };
+  const v = values ?? {
+    name: '',
+    scopes: ['read.calls'],
+    recordings: false,
+    environment: user.session.environment,
+  };
   return html`<form method="post" action=${`${INTEGRATIONS_PAGE_PATH}/api-keys`} class="stack" id="create-key">
     <${CsrfField} user=${user} />
     <div>
@@ -61,6 +67,17 @@ function KeyForm({ user, values }: { user: PageUser; values?: KeyFormValues }): 
         aria-describedby="key-name-hint" />
       <p class="muted" id="key-name-hint">So you can tell your keys apart, e.g. "CRM sync".</p>
     </div>
+    <fieldset>
+      <legend>Data the key works on</legend>
+      <label class="check">
+        <input type="radio" name="environment" value="live" checked=${v.environment === 'live'} />
+        Live data (<code>cc_live_…</code>)
+      </label>
+      <label class="check">
+        <input type="radio" name="environment" value="test" checked=${v.environment === 'test'} />
+        Test data only (<code>cc_test_…</code>): rehearse an integration without touching live data
+      </label>
+    </fieldset>
     <fieldset>
       <legend>What the key may do</legend>
       ${ORDINARY_SCOPES.map(
@@ -94,6 +111,7 @@ interface KeyFormValues {
   name: string;
   scopes: string[];
   recordings: boolean;
+  environment: Environment;
 }
 
 function KeyList({ keys }: { keys: ApiKeySummary[] }): VNode {
@@ -211,10 +229,10 @@ export async function renderIntegrations(
     subForm?: SubFormValues;
   } = {},
 ): Promise<FastifyReply> {
-  const orgId = user.session.organizationId;
+  const scope = scopeOf(user);
   const [keys, subs] = await Promise.all([
-    listApiKeys(deps.db, orgId),
-    listSubscriptions(deps.db, orgId, deps.clock.now()),
+    listApiKeys(deps.db, scope),
+    listSubscriptions(deps.db, scope, deps.clock.now()),
   ]);
   return renderPage(reply, {
     title: 'Integrations',
@@ -243,11 +261,15 @@ export async function renderIntegrations(
   });
 }
 
-function keyFormOf(body: unknown): KeyFormValues {
+function keyFormOf(body: unknown, user: PageUser): KeyFormValues {
   const form = formOf(body);
   const consent = field(form, 'recordings_consent');
   const scopes = fields(form, 'scopes').filter((s) => s !== 'read.recordings');
-  return { name: field(form, 'name') ?? '', scopes, recordings: consent === 'yes' };
+  const environment = field(form, 'environment') ?? user.session.environment;
+  if (environment !== 'live' && environment !== 'test') {
+    throw badRequest('Field "environment" must be live or test.', 'environment');
+  }
+  return { name: field(form, 'name') ?? '', scopes, recordings: consent === 'yes', environment };
 }
 
 type IdParams = { Params: { id: string } };
@@ -260,7 +282,7 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
 
     app.post(route(`${INTEGRATIONS_PAGE_PATH}/api-keys`), async (req, reply) => {
       const user = requireUser(req);
-      const v = keyFormOf(req.body);
+      const v = keyFormOf(req.body, user);
       // read.recordings only through its own consent box, never as an ordinary scope value.
       const scopes = [...v.scopes, ...(v.recordings ? ['read.recordings'] : [])];
       try {
@@ -270,6 +292,7 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
         const created = await deps.db.transaction((tx) =>
           createApiKey(tx, {
             organizationId: user.session.organizationId,
+            environment: v.environment,
             userId: user.session.userId,
             scopes,
             name: v.name,
@@ -279,7 +302,10 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
         return renderIntegrations(deps, reply, user, {
           status: 201,
           newKey: created.key,
-          notice: { kind: 'ok', text: `API key created with ${scopes.join(', ')}.` },
+          notice: {
+            kind: 'ok',
+            text: `${v.environment === 'test' ? 'Test' : 'Live'} API key created with ${scopes.join(', ')}.`,
+          },
         });
       } catch (err) {
         const e = formError(err);
@@ -289,7 +315,7 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
 
     app.get<IdParams>(route(`${INTEGRATIONS_PAGE_PATH}/api-keys/:id/revoke`), async (req, reply) => {
       const user = requireUser(req);
-      const keys = await listApiKeys(deps.db, user.session.organizationId);
+      const keys = await listApiKeys(deps.db, scopeOf(user));
       const key = keys.find((k) => k.api_key_id === req.params.id && !k.revoked);
       if (!key) throw notFound(`No active API key ${req.params.id} in your organization.`);
       return renderPage(reply, {
@@ -316,7 +342,7 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
         isUuid(req.params.id) &&
         (await revokeApiKey(deps.db, {
           apiKeyId: req.params.id,
-          organizationId: user.session.organizationId,
+          scope: scopeOf(user),
           now: deps.clock.now(),
         }));
       if (!ok) throw notFound(`No API key ${req.params.id} in your organization.`);
@@ -335,8 +361,7 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
         if (values.mode !== 'permissive' && values.mode !== 'strict') {
           throw badRequest('Field "verification_mode" must be permissive or strict.', 'verification_mode');
         }
-        const created = await createSubscription(deps, {
-          organizationId: user.session.organizationId,
+        const created = await createSubscription(deps, scopeOf(user), {
           url: values.url.trim(),
           eventTypes: values.eventTypes,
           verificationMode: values.mode,
