@@ -1,3 +1,4 @@
+import { inScope, scopeParams } from '../db/tenant-sql.ts';
 import type { Queryable } from '../db/types.ts';
 import type { CallRowFacts } from '../domain/call-view.ts';
 import { FAILED_OUTBOUND_STATES } from '../domain/outbound-lifecycle.ts';
@@ -13,8 +14,8 @@ import { type CallSetup, type CallSetupRow, callSetupColumns, callSetupOf } from
  * analysis and transcript, what happened to it (the outbound attempt's dated steps, the keyword
  * trackers that matched: columns of the call's row, never the webhook envelopes in `events`) and the
  * click-to-call setup of the signed-in user, the contact of the customer's number — read in ONE statement.
- * Every read takes the organization: erased calls and calls of other organizations are "not found",
- * like in the REST API.
+ * Every read takes the scope (organization and environment): erased calls and calls of other
+ * organizations or of the other environment are "not found", like in the REST API.
  */
 
 /**
@@ -94,7 +95,7 @@ const CALL_FROM = `FROM calls c
        JOIN organizations o ON o.id = c.organization_id
        LEFT JOIN users u ON u.id = c.agent_user_id
        LEFT JOIN call_analyses ca ON ca.call_id = c.id AND ca.organization_id = c.organization_id
-      WHERE c.id = $1::uuid AND c.organization_id = $2::uuid AND c.erased_at IS NULL`;
+      WHERE c.id = $1::uuid AND ${inScope('c', 2, 3)} AND c.erased_at IS NULL`;
 
 /** The call alone (the page's actions and the erase confirmation), or a 404. */
 export async function findCallForPage(q: Queryable, scope: TenantScope, id: string): Promise<CallPageRow> {
@@ -102,7 +103,7 @@ export async function findCallForPage(q: Queryable, scope: TenantScope, id: stri
   const { rows } = await q.query<CallPageRow>(
     `SELECT ${CALL_COLUMNS}
        ${CALL_FROM}`,
-    [id.toLowerCase(), scope.organizationId],
+    [id.toLowerCase(), ...scopeParams(scope)],
     { name: 'pages_call_v2' },
   );
   const row = rows[0];
@@ -147,11 +148,12 @@ export async function readCallPage(
             (SELECT json_build_object('id', ct.id, 'first_name', ct.first_name, 'last_name', ct.last_name,
                                       'company', ct.company)
                FROM contacts ct
-              WHERE ct.organization_id = c.organization_id AND ct.phone_e164 = c.customer_phone_e164
+              WHERE ct.organization_id = c.organization_id AND ct.environment = c.environment
+                AND ct.phone_e164 = c.customer_phone_e164
               ORDER BY ct.created_at, ct.id LIMIT 1) AS contact,
-            ${callSetupColumns('$2', '$3', 'c.customer_phone_e164 IS NOT NULL')}
+            ${callSetupColumns('$2', '$3', '$4', 'c.customer_phone_e164 IS NOT NULL')}
        ${CALL_FROM}`,
-    [id.toLowerCase(), scope.organizationId, userId],
+    [id.toLowerCase(), ...scopeParams(scope), userId],
     { name: 'pages_call_page_v3' },
   );
   const row = rows[0];

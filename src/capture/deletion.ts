@@ -71,6 +71,7 @@ export async function scheduleDeletion(
     );
     await emitEvent(tx, {
       organizationId: call.organization_id,
+      environment: call.environment,
       eventType: 'call.deletion_scheduled',
       resourceId: call.id,
       callId: call.id,
@@ -131,6 +132,7 @@ export async function eraseCall(deps: Deps, scope: Scope, callId: string): Promi
         tx,
         recordingDeletedEvent({
           organizationId: call.organization_id,
+          environment: call.environment,
           callId: call.id,
           reason: call.deletion_reason ?? 'call_erased',
           recordingSid: call.recording_sid,

@@ -94,6 +94,7 @@ export async function storeRecording(
       const processing = rows[0]?.processing_state;
       await emitEvent(tx, {
         organizationId: call.organization_id,
+        environment: call.environment,
         eventType: 'call.recording.ready',
         resourceId: call.id,
         callId: call.id,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { importedAnalysisSchema } from '../domain/analysis.ts';
 import { BULK_MAX } from '../domain/inbox.ts';
 import { OUTBOUND_LIFECYCLES } from '../domain/outbound-lifecycle.ts';
+import { ENVIRONMENTS } from '../domain/tenant.ts';
 import { CRM_STATUSES, DIRECTIONS, REVIEW_STATUSES } from '../domain/values.ts';
 import { DELETION_REASONS } from '../webhooks/outbox/event-data/deletion.ts';
 
@@ -41,6 +42,8 @@ export const createCallSchema = z
     review_status: z.enum(REVIEW_STATUSES).nullish(),
     transcript_original: transcript.nullish(),
     transcript_processed: importedAnalysisSchema.nullish(),
+    /** the data environment the call belongs to (spec/api-v1-additions.md "Test mode"); default live */
+    environment: z.enum(ENVIRONMENTS).optional(),
   })
   .superRefine((b, ctx) => {
     if (b.direction === 'outbound' && !b.customer_phone) {

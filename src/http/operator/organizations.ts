@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { createApiKey, listApiKeys } from '../../accounts/api-keys.ts';
+import { createApiKey, listOrganizationApiKeys } from '../../accounts/api-keys.ts';
 import {
   createOrganization,
   getOrganization,
@@ -12,6 +12,7 @@ import { ROLES } from '../../accounts/roles.ts';
 import { createTracker } from '../../accounts/trackers.ts';
 import { createUser, listUsers } from '../../accounts/users.ts';
 import type { Deps } from '../../deps.ts';
+import { ENVIRONMENTS } from '../../domain/tenant.ts';
 import { badRequest, notFound, parseInput } from '../../errors.ts';
 import { pathId } from './path-id.ts';
 
@@ -52,6 +53,7 @@ const schemas = {
     user_id: z.string().optional(),
     rate_limit_per_hour: int32.positive().optional(),
     name: z.string().nullable().optional(),
+    environment: z.enum(ENVIRONMENTS).optional(),
   }),
   createTracker: z.strictObject({ name: z.string(), terms: z.array(z.string()) }),
   listOrganizations: z.strictObject({
@@ -137,7 +139,7 @@ export function organizationRoutes(deps: Deps): FastifyPluginAsync {
     app.get<OrgParams>('/organizations/:org/api-keys', async (req) => {
       const organizationId = pathId(req.params.org, 'organization');
       if (!(await getOrganization(db, organizationId))) throw notFound(`No organization ${organizationId}.`);
-      return { api_keys: await listApiKeys(db, organizationId) };
+      return { api_keys: await listOrganizationApiKeys(db, organizationId) };
     });
 
     app.post<OrgParams>('/organizations/:org/api-keys', async (req, reply) => {
@@ -146,6 +148,7 @@ export function organizationRoutes(deps: Deps): FastifyPluginAsync {
       const created = await db.transaction((tx) =>
         createApiKey(tx, {
           organizationId,
+          environment: b.environment,
           userId: b.user_id,
           scopes: b.scopes,
           name: b.name,

@@ -16,6 +16,7 @@ import { csrfCheck, pageGuard, seeOther } from './kit/guard.ts';
 import { HOME } from './kit/next-path.ts';
 import { inTimeZone } from './kit/time-zone.ts';
 import { invitationPages } from './session/invitation.ts';
+import { environmentSwitch } from './session/environment.ts';
 import { loginPages } from './session/login.ts';
 import { logoutPage } from './session/logout.ts';
 import { passwordResetPages } from './session/password-reset.ts';
@@ -64,6 +65,7 @@ export function pagesRoutes(deps: Deps): FastifyPluginAsync {
       // Every handler runs in the user's time zone: formatTime/Time read it (kit/time-zone.ts).
       authed.addHook('preHandler', (req, _reply, done) => inTimeZone(req.pageUser?.timeZone ?? 'UTC', done));
       await authed.register(logoutPage(deps));
+      await authed.register(environmentSwitch(deps));
       // URL -> file: /app/calls… in calls/, /app/contacts… in contacts/, /app/trackers… in trackers/,
       // /app/settings/… in settings/ (list.ts the collection, detail.ts one item, new.ts a creation form).
       await authed.register(callListPage(deps));

@@ -10,9 +10,10 @@ import {
   loadSessionUser,
   SESSION_COOKIE,
   type SessionUser,
+  sessionScope,
 } from '../../../../accounts/sessions.ts';
 import type { Deps } from '../../../../deps.ts';
-import { type TenantScope, tenantScope } from '../../../../domain/tenant.ts';
+import type { TenantScope } from '../../../../domain/tenant.ts';
 import { forbidden } from '../../../../errors.ts';
 import { field, formOf } from './form.ts';
 import { loginUrl } from './next-path.ts';
@@ -99,5 +100,8 @@ export function requireOwner(req: FastifyRequest, what: string): PageUser {
 export const seeOther = (reply: FastifyReply, location: string) =>
   reply.code(303).header('location', location).send();
 
-/** The tenant scope every area function is called with on a page: the signed-in user's organization. */
-export const scopeOf = (user: PageUser): TenantScope => tenantScope(user.session.organizationId);
+/**
+ * The tenant scope every area function is called with on a page: the signed-in user's organization
+ * in the environment the session is switched to (the test-mode switch, settings/environment.ts).
+ */
+export const scopeOf = (user: PageUser): TenantScope => sessionScope(user.session);

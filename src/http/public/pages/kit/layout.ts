@@ -47,6 +47,24 @@ export interface PageOptions {
   body: ComponentChildren;
 }
 
+/**
+ * The test-mode switch (spec/api-v1-additions.md "Test mode"): a form post to the other
+ * environment (session/environment.ts), back to the list page of the current section.
+ */
+function EnvironmentSwitch({ user, nav }: { user: PageUser; nav?: NavKey }): VNode {
+  const test = user.session.environment === 'test';
+  const next = NAV.find((n) => n.key === nav)?.href ?? '/app/calls';
+  return html`<form method="post" action="/app/environment" class="environment-switch">
+    <${CsrfField} user=${user} />
+    <input type="hidden" name="environment" value=${test ? 'live' : 'test'} />
+    <input type="hidden" name="next" value=${next} />
+    <span class="environment-now">${test ? 'Test mode' : 'Live data'}</span>
+    <button type="submit" aria-pressed=${test ? 'true' : 'false'}>
+      ${test ? 'Switch to live data' : 'Switch to test mode'}
+    </button>
+  </form>`;
+}
+
 function Layout(p: PageOptions): VNode {
   const { user } = p;
   return html`<html lang="en">
@@ -72,12 +90,20 @@ function Layout(p: PageOptions): VNode {
               )}
             </ul>
           </nav>
+          <${EnvironmentSwitch} user=${user} nav=${p.nav} />
           <form method="post" action="/app/logout" class="signout">
             <${CsrfField} user=${user} />
             <button type="submit">Sign out</button>
           </form>`
         }
       </header>
+      ${
+        user?.session.environment === 'test' &&
+        html`<p class="test-mode-banner" role="note">
+          <strong>Test mode: you are seeing test data.</strong> Calls, contacts, API keys and webhook subscriptions
+          here are test ones, apart from live data; switch back to live data above.
+        </p>`
+      }
       <main id="main" tabindex="-1">
         <h1>${p.title}</h1>
         ${

@@ -9,6 +9,7 @@ import {
 import { stashSecret, takeSecret } from '../../../../accounts/secret-reveals.ts';
 import type { Deps } from '../../../../deps.ts';
 import { INTEGRATIONS_PAGE_PATH, subscriptionPagePath } from '../../../../domain/app-urls.ts';
+import type { Environment } from '../../../../domain/tenant.ts';
 import { badRequest, notFound } from '../../../../errors.ts';
 import { isUuid } from '../../../../ids.ts';
 import { SELECTABLE_EVENT_TYPES } from '../../../../webhooks/outbox/event-types.ts';
@@ -20,7 +21,7 @@ import {
 import { ErrorText, type FieldError, fieldAttrs, fieldError } from '../kit/field-errors.ts';
 import { field, fields, formOf } from '../kit/form.ts';
 import { formError } from '../kit/form-check.ts';
-import { type PageUser, requireCan, requireUser, seeOther } from '../kit/guard.ts';
+import { type PageUser, requireCan, requireUser, scopeOf, seeOther } from '../kit/guard.ts';
 import { html, type VNode } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
 import { doneNotice } from '../kit/notices.ts';
@@ -67,7 +68,12 @@ function KeyForm({
   values?: KeyFormValues;
   err?: FieldError | null;
 }): VNode {
-  const v = values ?? { name: '', scopes: ['read.calls'], recordings: false };
+  const v = values ?? {
+    name: '',
+    scopes: ['read.calls'],
+    recordings: false,
+    environment: user.session.environment,
+  };
   return html`<form method="post" action=${`${INTEGRATIONS_PAGE_PATH}/api-keys`} class="stack" id="create-key" novalidate>
     <${CsrfField} user=${user} />
     <div>
@@ -77,6 +83,17 @@ function KeyForm({
       <p class="muted" id="key-name-hint">So you can tell your keys apart, e.g. "CRM sync".</p>
       <${ErrorText} name="name" err=${err} />
     </div>
+    <fieldset>
+      <legend>Data the key works on</legend>
+      <label class="check">
+        <input type="radio" name="environment" value="live" checked=${v.environment === 'live'} />
+        Live data (<code>cc_live_…</code>)
+      </label>
+      <label class="check">
+        <input type="radio" name="environment" value="test" checked=${v.environment === 'test'} />
+        Test data only (<code>cc_test_…</code>): rehearse an integration without touching live data
+      </label>
+    </fieldset>
     <fieldset ...${fieldAttrs('scopes', err)}>
       <legend>What the key may do</legend>
       <${ErrorText} name="scopes" err=${err} />
@@ -111,6 +128,7 @@ interface KeyFormValues {
   name: string;
   scopes: string[];
   recordings: boolean;
+  environment: Environment;
 }
 
 function KeyList({ keys }: { keys: ApiKeySummary[] }): VNode {
@@ -229,10 +247,10 @@ export async function renderIntegrations(
     subForm?: SubFormValues;
   } = {},
 ): Promise<FastifyReply> {
-  const orgId = user.session.organizationId;
+  const scope = scopeOf(user);
   const [keys, subs] = await Promise.all([
-    listApiKeys(deps.db, orgId),
-    listSubscriptions(deps.db, orgId, deps.clock.now()),
+    listApiKeys(deps.db, scope),
+    listSubscriptions(deps.db, scope, deps.clock.now()),
   ]);
   return renderPage(reply, {
     title: 'Integrations',
@@ -261,11 +279,15 @@ export async function renderIntegrations(
   });
 }
 
-function keyFormOf(body: unknown): KeyFormValues {
+function keyFormOf(body: unknown, user: PageUser): KeyFormValues {
   const form = formOf(body);
   const consent = field(form, 'recordings_consent');
   const scopes = fields(form, 'scopes').filter((s) => s !== 'read.recordings');
-  return { name: field(form, 'name') ?? '', scopes, recordings: consent === 'yes' };
+  const environment = field(form, 'environment') ?? user.session.environment;
+  if (environment !== 'live' && environment !== 'test') {
+    throw badRequest('Field "environment" must be live or test.', 'environment');
+  }
+  return { name: field(form, 'name') ?? '', scopes, recordings: consent === 'yes', environment };
 }
 
 type IdParams = { Params: { id: string } };
@@ -302,7 +324,7 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
 
     app.post(route(`${INTEGRATIONS_PAGE_PATH}/api-keys`), async (req, reply) => {
       const user = requireUser(req);
-      const v = keyFormOf(req.body);
+      const v = keyFormOf(req.body, user);
       // read.recordings only through its own consent box, never as an ordinary scope value.
       const scopes = [...v.scopes, ...(v.recordings ? ['read.recordings'] : [])];
       try {
@@ -320,6 +342,7 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
           const now = deps.clock.now();
           const created = await createApiKey(tx, {
             organizationId: user.session.organizationId,
+            environment: v.environment,
             userId: user.session.userId,
             scopes,
             name: v.name,
@@ -346,7 +369,7 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
 
     app.get<IdParams>(route(`${INTEGRATIONS_PAGE_PATH}/api-keys/:id/revoke`), async (req, reply) => {
       const user = requireUser(req);
-      const keys = await listApiKeys(deps.db, user.session.organizationId);
+      const keys = await listApiKeys(deps.db, scopeOf(user));
       const key = keys.find((k) => k.api_key_id === req.params.id && !k.revoked);
       if (!key) throw notFound(`No active API key ${req.params.id} in your organization.`);
       return renderPage(reply, {
@@ -373,7 +396,7 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
         isUuid(req.params.id) &&
         (await revokeApiKey(deps.db, {
           apiKeyId: req.params.id,
-          organizationId: user.session.organizationId,
+          scope: scopeOf(user),
           now: deps.clock.now(),
         }));
       if (!ok) throw notFound(`No API key ${req.params.id} in your organization.`);
@@ -392,8 +415,7 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
         if (values.mode !== 'permissive' && values.mode !== 'strict') {
           throw badRequest('Field "verification_mode" must be permissive or strict.', 'verification_mode');
         }
-        const created = await createSubscription(deps, {
-          organizationId: user.session.organizationId,
+        const created = await createSubscription(deps, scopeOf(user), {
           url: values.url.trim(),
           eventTypes: values.eventTypes,
           verificationMode: values.mode,
