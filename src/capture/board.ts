@@ -41,11 +41,11 @@ export async function readBoard(db: Queryable, scope: TenantScope): Promise<Boar
        FROM unnest($2::text[]) WITH ORDINALITY s(status, o)
       CROSS JOIN LATERAL (
         SELECT count(*) AS n FROM (
-          SELECT 1 FROM calls WHERE organization_id = $1 AND erased_at IS NULL AND crm_status = s.status
+          SELECT 1 FROM calls WHERE organization_id = $1 AND environment = $3 AND erased_at IS NULL AND crm_status = s.status
           LIMIT ${COUNT_CAP + 1}) x
       ) n
        LEFT JOIN LATERAL (
-        SELECT * FROM calls WHERE organization_id = $1 AND erased_at IS NULL AND crm_status = s.status
+        SELECT * FROM calls WHERE organization_id = $1 AND environment = $3 AND erased_at IS NULL AND crm_status = s.status
          ORDER BY created_at DESC, id DESC LIMIT ${BOARD_CARDS}
       ) c ON true
       LEFT JOIN LATERAL (
@@ -53,11 +53,11 @@ export async function readBoard(db: Queryable, scope: TenantScope): Promise<Boar
       ) ca ON true
       LEFT JOIN LATERAL (
         SELECT first_name, last_name FROM contacts
-         WHERE organization_id = c.organization_id AND phone_e164 = c.customer_phone_e164
+         WHERE organization_id = c.organization_id AND environment = c.environment AND phone_e164 = c.customer_phone_e164
          ORDER BY created_at, id LIMIT 1
       ) k ON true
       ORDER BY s.o, c.created_at DESC, c.id DESC`,
-    [scope.organizationId, CRM_STATUSES],
+    [scope.organizationId, CRM_STATUSES, scope.environment],
   );
   const columns = CRM_STATUSES.map((status): BoardColumn => ({ status, count: 0, cards: [] }));
   const byStatus = new Map(columns.map((c) => [c.status, c]));

@@ -53,11 +53,18 @@ export async function setStatusesOfCalls(
     const { rows } = await tx.query<{ id: string }>(
       `UPDATE calls SET crm_status = coalesce($3::text, crm_status), review_status = coalesce($4::text, review_status),
               updated_at = $5
-        WHERE organization_id = $1 AND id = ANY($2::uuid[]) AND erased_at IS NULL
+        WHERE organization_id = $1 AND environment = $6 AND id = ANY($2::uuid[]) AND erased_at IS NULL
           AND (crm_status IS DISTINCT FROM coalesce($3::text, crm_status)
                OR review_status IS DISTINCT FROM coalesce($4::text, review_status))
        RETURNING id`,
-      [scope.organizationId, ids, next.crmStatus ?? null, next.reviewStatus ?? null, deps.clock.now()],
+      [
+        scope.organizationId,
+        ids,
+        next.crmStatus ?? null,
+        next.reviewStatus ?? null,
+        deps.clock.now(),
+        scope.environment,
+      ],
     );
     return { changed: rows.length };
   });

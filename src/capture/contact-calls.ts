@@ -32,11 +32,11 @@ export async function callsOfNumber(
             c.trashed_at IS NOT NULL AS trashed, ca.analysis->>'subject' AS subject
        FROM calls c
        LEFT JOIN call_analyses ca ON ca.call_id = c.id AND ca.organization_id = c.organization_id
-      WHERE c.organization_id = $1 AND c.customer_phone_e164 = $2 AND c.erased_at IS NULL
+      WHERE c.organization_id = $1 AND c.environment = $4 AND c.customer_phone_e164 = $2 AND c.erased_at IS NULL
       ORDER BY c.created_at DESC, c.id DESC
       LIMIT $3`,
-    [scope.organizationId, phoneE164, CONTACT_CALLS_LIMIT + 1],
-    { name: 'pages_contact_calls_v1' },
+    [scope.organizationId, phoneE164, CONTACT_CALLS_LIMIT + 1, scope.environment],
+    { name: 'pages_contact_calls_v2' },
   );
   return { items: rows.slice(0, CONTACT_CALLS_LIMIT), has_more: rows.length > CONTACT_CALLS_LIMIT };
 }

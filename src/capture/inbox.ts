@@ -59,12 +59,12 @@ const NAME_VECTOR = `(to_tsvector('simple', coalesce(n.caller_name, '')) || call
 const CONTACT_TEXT = `concat_ws(' ', k.first_name, k.last_name, k.company, k.notes, k.email)`;
 
 function conditions(scope: TenantScope, q: InboxQuery): Conditions {
-  const params: unknown[] = [scope.organizationId];
+  const params: unknown[] = [scope.organizationId, scope.environment];
   const p = (v: unknown): string => {
     params.push(v);
     return `$${params.length}`;
   };
-  const where = ['c.organization_id = $1', 'c.erased_at IS NULL'];
+  const where = ['c.organization_id = $1', 'c.environment = $2', 'c.erased_at IS NULL'];
   if (q.from) where.push(`c.created_at >= ${p(q.from)}::timestamptz`);
   if (q.to) where.push(`c.created_at <= ${p(q.to)}::timestamptz`);
   if (q.direction) where.push(`c.direction = ${p(q.direction)}::text`);
@@ -79,9 +79,10 @@ function conditions(scope: TenantScope, q: InboxQuery): Conditions {
       `SELECT ca.call_id AS id FROM call_analyses ca WHERE ca.organization_id = $1 AND ca.search_vector @@ ${tsq}`,
       `SELECT n.id FROM calls n WHERE n.organization_id = $1 AND n.erased_at IS NULL AND n.caller_name IS NOT NULL
          AND ${NAME_VECTOR} @@ ${tsq}`,
-      `SELECT m.id FROM contacts k JOIN calls m ON m.organization_id = k.organization_id AND m.erased_at IS NULL
+      `SELECT m.id FROM contacts k JOIN calls m ON m.organization_id = k.organization_id AND m.environment = k.environment
+         AND m.erased_at IS NULL
          AND m.customer_phone_rdigits = reverse(regexp_replace(k.phone_e164, '[^0-9]', '', 'g'))
-        WHERE k.organization_id = $1 AND k.phone_e164 IS NOT NULL
+        WHERE k.organization_id = $1 AND k.environment = $2 AND k.phone_e164 IS NOT NULL
           AND to_tsvector('simple', ${CONTACT_TEXT}) @@ call_search_query(${wordsParam}::text)`,
     );
   }
@@ -181,7 +182,8 @@ export async function readInbox(
       ) ca ON true
       LEFT JOIN LATERAL (
         SELECT first_name, last_name, company FROM contacts
-         WHERE organization_id = c.organization_id AND phone_e164 = c.customer_phone_e164
+         WHERE organization_id = c.organization_id AND environment = c.environment
+           AND phone_e164 = c.customer_phone_e164
          ORDER BY created_at, id LIMIT 1
       ) k ON true
     )
