@@ -125,6 +125,21 @@ function threadsCpuMs(): Map<string, number> {
   return out;
 }
 
+export interface MemoryFigures {
+  rss: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+}
+const mb = (m: NodeJS.MemoryUsage): MemoryFigures => ({
+  rss: m.rss / 1048576,
+  heapTotal: m.heapTotal / 1048576,
+  heapUsed: m.heapUsed / 1048576,
+  external: m.external / 1048576,
+  arrayBuffers: m.arrayBuffers / 1048576,
+});
+
 export interface Window {
   seconds: number;
   /** this process, all threads (process.cpuUsage), ms */
@@ -135,6 +150,11 @@ export interface Window {
   dbCpuMs: number;
   rssStartMb: number;
   rssPeakMb: number;
+  /** process.memoryUsage() at the start and at the RSS peak (MB; sampled only in the memory scenario) */
+  memStart: MemoryFigures | null;
+  memAtPeak: MemoryFigures | null;
+  /** the largest of each figure over the window (MB), each at its own moment */
+  memMax: MemoryFigures | null;
   /** CPU ms by thread name (Linux), over the window */
   threads: Record<string, number>;
   counts: Counts;
@@ -161,6 +181,9 @@ let window: {
   backends: Map<number, number>;
   rssStart: number;
   rssPeak: number;
+  memStart: MemoryFigures | null;
+  memAtPeak: MemoryFigures | null;
+  memMax: MemoryFigures | null;
   threads: Map<string, number>;
   sampler: NodeJS.Timeout;
   session: Session | null;
@@ -189,6 +212,7 @@ async function startWindow(sampleRss: boolean) {
   counts.statements = 0;
   counts.byKind = {};
   const rssStart = process.memoryUsage.rss();
+  const memStart = sampleRss ? mb(process.memoryUsage()) : null;
   window = {
     t0: performance.now(),
     cpu: process.cpuUsage(),
@@ -196,11 +220,33 @@ async function startWindow(sampleRss: boolean) {
     backends,
     rssStart,
     rssPeak: rssStart,
+    memStart,
+    memAtPeak: memStart,
+    memMax: memStart && { ...memStart },
     threads: threadsCpuMs(),
-    // RSS sampled every 20 ms when asked (the memory scenario): the sampling itself costs CPU
+    // RSS sampled every 20 ms when asked (the memory scenario), with the heap and buffer figures
+    // (process.memoryUsage(): the sampling itself costs CPU); the RSS alone every second otherwise
     sampler: setInterval(
       () => {
-        if (window) window.rssPeak = Math.max(window.rssPeak, process.memoryUsage.rss());
+        if (!window) return;
+        if (!sampleRss) {
+          window.rssPeak = Math.max(window.rssPeak, process.memoryUsage.rss());
+          return;
+        }
+        const m = mb(process.memoryUsage());
+        if (process.env.BENCH_GC_PROBE && global.gc && m.arrayBuffers > 30) {
+          global.gc();
+          const a = mb(process.memoryUsage());
+          console.error(
+            `probe: arrayBuffers ${m.arrayBuffers.toFixed(1)} -> after gc ${a.arrayBuffers.toFixed(1)}, rss ${m.rss.toFixed(0)} -> ${a.rss.toFixed(0)}`,
+          );
+        }
+        if (m.rss * 1048576 > window.rssPeak) {
+          window.rssPeak = m.rss * 1048576;
+          window.memAtPeak = m;
+        }
+        const max = window.memMax!;
+        for (const k of Object.keys(max) as (keyof MemoryFigures)[]) max[k] = Math.max(max[k], m[k]);
       },
       sampleRss ? 20 : 1000,
     ),
@@ -233,6 +279,9 @@ async function stopWindow(): Promise<Window> {
     dbCpuMs,
     rssStartMb: w.rssStart / 1048576,
     rssPeakMb: rssPeak / 1048576,
+    memStart: w.memStart,
+    memAtPeak: w.memAtPeak,
+    memMax: w.memMax,
     threads,
     counts: structuredClone(counts),
     profile: summary,

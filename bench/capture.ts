@@ -22,7 +22,9 @@
  * BENCH_CALLS (default 200), BENCH_CONCURRENCY (default 10), BENCH_PROFILE=0 (no CPU profile),
  * BENCH_TOP=n (also print the n hottest functions), BENCH_MEMORY=0 (skip the memory scenario),
  * BENCH_NODE_FLAGS (Node/V8 flags of the service process, e.g. --single-threaded-gc), BENCH_ONLY=memory,
- * BENCH_SQL_LOG=<file> (every statement the service sends, appended there: run with BENCH_CALLS=1).
+ * BENCH_MEMORY_RUNS=n (the memory scenario n times, a fresh service each), BENCH_GC_PROBE=1 (in the memory
+ * scenario, a forced GC whenever arrayBuffers pass 30 MB, printing them before and after: live or
+ * garbage), BENCH_SQL_LOG=<file> (every statement the service sends, appended there: run with BENCH_CALLS=1).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -38,6 +40,7 @@ import type { Window } from './capture-service.ts';
 const CALLS = Number(process.env.BENCH_CALLS) || 200;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY) || 10;
 const TOP = Number(process.env.BENCH_TOP) || 0;
+const MEMORY_RUNS = Number(process.env.BENCH_MEMORY_RUNS) || 1;
 const PUBLIC_BASE_URL = 'https://calls.example.test';
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
@@ -162,7 +165,10 @@ async function main() {
   const stt = await instantTranscriber();
   const receiver = await serve((res) => res.writeHead(200).end());
   try {
-    if (process.env.BENCH_ONLY === 'memory') return await memory(fake);
+    if (process.env.BENCH_ONLY === 'memory') {
+      for (let i = 0; i < MEMORY_RUNS; i++) await memory(fake);
+      return;
+    }
     const account = fake.addAccount();
     const service = await startService({
       PUBLIC_BASE_URL,
@@ -259,7 +265,7 @@ async function main() {
     } finally {
       await service.close();
     }
-    if (process.env.BENCH_MEMORY !== '0') await memory(fake);
+    if (process.env.BENCH_MEMORY !== '0') for (let i = 0; i < MEMORY_RUNS; i++) await memory(fake);
   } finally {
     await fake.close();
     await stt.close();
@@ -309,12 +315,21 @@ async function memory(fake: Awaited<ReturnType<typeof startFakeTwilio>>) {
       Promise.all(calls.map((c) => c.answerDial({ recording: big }))),
     );
     const growth = w.rssPeakMb - w.rssStartMb;
+    const [l1, l5] = loadavg();
     log('');
+    log(`load average ${f1(l1!)} / ${f1(l5!)} (1 / 5 min)`);
     log(
       `memory: ten ${((frames * 417) / 1048576).toFixed(0)} MB recordings streamed at once in ${f1(wallSeconds)} s; ` +
         `service RSS ${Math.round(w.rssStartMb)} -> peak ${Math.round(w.rssPeakMb)} MB ` +
         `(growth ${growth.toFixed(0)} MB, target <= 50 MB); CPU ${f1(w.processCpuMs / 10)} ms per recording`,
     );
+    const [s, p, x] = [w.memStart, w.memAtPeak, w.memMax];
+    if (s && p && x) {
+      const row = (k: keyof typeof s) =>
+        `  ${k.padEnd(13)} ${f1(s[k]).padStart(7)} ${f1(p[k]).padStart(9)} ${`+${f1(p[k] - s[k])}`.padStart(8)} ${f1(x[k]).padStart(7)}`;
+      log('  MB            start  at RSS peak  growth     max');
+      for (const k of ['rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers'] as const) log(row(k));
+    }
   } finally {
     await service.close();
     await receiver.close();

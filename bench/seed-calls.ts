@@ -10,6 +10,30 @@ const TOTAL = Number(process.env.BENCH_CALLS ?? 1_000_000);
 const BIG = Math.round(TOTAL / 5);
 const OTHER_ORGS = 80;
 
+/** The analysed calls' topics (subject, service) and the words said about them. */
+const TOPICS: [string, string][] = [
+  ['boiler repair', 'the boiler makes a banging noise'],
+  ['water heater leak', 'water is leaking under the tank'],
+  ['blocked drain', 'the kitchen sink drains slowly'],
+  ['bathroom remodel', 'new tiles and a walk-in shower'],
+  ['roof inspection', 'shingles came off in the storm'],
+  ['gas smell', 'a faint smell of gas in the cellar'],
+  ['radiator bleed', 'the radiators are cold at the top'],
+  ['toilet replacement', 'the cistern cracked last night'],
+  ['frozen pipes', 'the pipes froze in the garage'],
+  ['sewer camera', 'roots in the sewer line'],
+  ['sump pump', 'the basement floods when it rains'],
+  ['garbage disposal', 'the disposal hums but does not turn'],
+  ['water softener', 'limescale on every faucet'],
+  ['leaky faucet', 'the faucet drips all night'],
+  ['shower valve', 'the shower is scalding then freezing'],
+  ['heat pump', 'the outdoor unit is icing up'],
+  ['gutter cleaning', 'gutters overflowing with leaves'],
+  ['well pump', 'no pressure from the well'],
+  ['dishwasher install', 'a new dishwasher needs connecting'],
+  ['annual maintenance', 'the yearly service contract'],
+];
+
 export async function seedCalls(db: Db, log: (s: string) => void): Promise<void> {
   const t0 = Date.now();
   await db.query(
@@ -51,18 +75,26 @@ export async function seedCalls(db: Db, log: (s: string) => void): Promise<void>
       `  seeded ${Math.min(start + batch, TOTAL).toLocaleString()} calls (${((Date.now() - t0) / 1000).toFixed(0)} s)`,
     );
   }
+  // Twenty topics, one per call in turn (a topic's words are in 1 of 20 analysed calls), and the
+  // caller's name said in the transcript: what the inbox's search scenarios look for.
   await db.query(
     `INSERT INTO call_analyses (call_id, organization_id, transcript_original, language, analysis, followup_email,
        created_at, updated_at)
-     SELECT id, organization_id, 'Hello, this is a benchmark call transcript.', 'en',
-            jsonb_build_object('caller_name', caller_name, 'summary', 'Customer asked for a quote for a boiler repair.',
-              'subject', 'Boiler repair quote', 'service_needed', 'boiler repair', 'services_match', true,
-              'lead_score', 7, 'preferred_date', null, 'client_city', 'Springfield', 'client_address', null,
-              'additional_details', null, 'detected_language', 'en'),
-            CASE WHEN direction = 'inbound' THEN jsonb_build_object('subject', 'Your boiler repair quote',
+     SELECT id, organization_id,
+            'Agent: Bench Plumbing, good morning. Caller: Hello, this is ' || coalesce(caller_name, 'a customer') ||
+              '. I need help with ' || t.topic || ', ' || t.words || '.', 'en',
+            jsonb_build_object('caller_name', caller_name, 'summary', 'Customer asked for a quote: ' || t.topic || '.',
+              'subject', initcap(t.topic), 'service_needed', t.topic, 'services_match', true,
+              'lead_score', 1 + (hashtext(id::text) & 1023) % 10, 'preferred_date', null, 'client_city', 'Springfield',
+              'client_address', null, 'additional_details', null, 'detected_language', 'en'),
+            CASE WHEN direction = 'inbound' THEN jsonb_build_object('subject', 'Your ' || t.topic || ' quote',
               'body', 'Hello, thanks for calling.', 'language', 'en') END,
             created_at, created_at
-       FROM calls WHERE (hashtext(id::text) % 10) IN (0, 1, 2)`,
+       FROM calls
+       JOIN (SELECT row_number() OVER () - 1 AS n, topic, words FROM unnest($1::text[], $2::text[]) u(topic, words)) t
+         ON t.n = (hashtext(id::text) & 1023) % 20
+      WHERE (hashtext(id::text) % 10) IN (0, 1, 2)`,
+    [TOPICS.map((t) => t[0]), TOPICS.map((t) => t[1])],
   );
   // VACUUM as well: it sets the visibility map, as autovacuum does on a deployment's insert-mostly
   // calls table, so list pages read the skipped rows from the index alone (index-only scans).

@@ -162,6 +162,7 @@ async function emitBurst(deps: Deps, orgId: string, count: number): Promise<void
         const callId = newId();
         await emitEvent(tx, {
           organizationId: orgId,
+          environment: 'live',
           eventType: 'call.completed',
           resourceId: callId,
           callId,
@@ -421,6 +422,7 @@ async function ceilingRun(receiverUrl: string, receiverPid: number, secret: stri
           timestampSeconds: Math.floor(Date.now() / 1000),
           eventId: newId(),
           eventType: 'call.completed',
+          environment: 'live',
         });
         const r = await client.post(receiverUrl, body, headers);
         if (r.kind !== 'response' || r.status !== 200)
@@ -460,6 +462,7 @@ async function idleLatency(s: Setup, receiver: ChildProcess): Promise<{ p50: num
     const { eventId } = await deps.db.transaction((tx) =>
       emitEvent(tx, {
         organizationId: orgId,
+        environment: 'live',
         eventType: 'call.completed',
         resourceId: callId,
         callId,

@@ -33,8 +33,8 @@ run() { # <tag> <label> <tree> <round>
   local t files
   t=$(grep '^TIME ' "$log" | tail -1)
   files=$(grep -E '^ℹ files ' "$log" | tail -1 | sed -E 's/^ℹ files ([0-9]+), failed ([0-9]+) · tests ([0-9]+).*/\1 files (\2 failed), \3 tests/')
-  rows+=("$(echo "$t" | awk -v l="$label" -v f="$files" -v load="$load" \
-    '{ printf "| %s | %.0f s | %.0f s | %s | %s |", l, $2, $3 + $4, f, load }')")
+  rows+=("$(echo "$t" | awk -v l="$label" -v f="$files" -v ld="$load" \
+    '{ printf "| %s | %.0f s | %.0f s | %s | %s |", l, $2, $3 + $4, f, ld }')")
   echo "${rows[-1]}"
 }
 

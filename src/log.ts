@@ -1,4 +1,4 @@
-import { type BaseLogger, type Bindings, type ChildLoggerOptions, pino } from 'pino';
+import { type BaseLogger, type Bindings, type ChildLoggerOptions, type DestinationStream, pino } from 'pino';
 
 /** Request serializer for the logger: never logs query strings (recording tokens) or headers. */
 export function safeRequestSerializer(req: { method: string; url: string; ip?: string }) {
@@ -9,8 +9,8 @@ export function safeRequestSerializer(req: { method: string; url: string; ip?: s
  * JSON logger. Nothing secret is ever logged: request logs carry method, path (no query string, so
  * no recording tokens) and address; headers (Authorization, cookies, signatures) are never logged.
  */
-export function createLogger(level: string) {
-  return pino({
+export function createLogger(level: string, destination?: DestinationStream) {
+  const options = {
     level,
     serializers: {
       req: safeRequestSerializer,
@@ -29,7 +29,9 @@ export function createLogger(level: string) {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  // stdout by default; a test reads what is logged through its own stream
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** What every role logs through (Deps.log): pino's methods, the shape Fastify takes as its loggerInstance. */

@@ -61,8 +61,8 @@ export interface KeyIdentity {
   organization_id: string;
   scopes: string[];
   rate_limit_per_hour?: number;
-  /** Always "live" today. */
-  environment?: string;
+  /** The key's data environment: `test` for a `cc_test_` key (it reads and writes test data only). */
+  environment: 'live' | 'test';
 }
 
 /** Result of GET /calls/{id}/recording-url: a signed link valid for 15 minutes. */

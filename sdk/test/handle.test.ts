@@ -127,3 +127,43 @@ test('a receiver without any secret fails fast on a signed event', async () => {
     WebhookConfigurationError,
   );
 });
+
+test('the delivery environment (service-environment) reaches onEvent and the answer; absent, it is undefined', async () => {
+  const contexts: unknown[] = [];
+  const { base } = setup();
+  const onEvent = (_event: WebhookEvent, context: { environment: 'live' | 'test' | undefined }) =>
+    void contexts.push(context);
+  const test1 = await handleWebhook({
+    ...base,
+    onEvent,
+    rawBody: body,
+    headers: { ...deliveryHeaders(body), 'Service-Environment': 'test' },
+  });
+  assert.equal(test1.outcome, 'processed');
+  assert.equal(test1.environment, 'test');
+  const again = await handleWebhook({
+    ...base,
+    onEvent,
+    rawBody: body,
+    headers: { ...deliveryHeaders(body), 'service-environment': 'test' },
+  });
+  assert.equal(again.outcome, 'duplicate');
+  assert.equal(again.environment, 'test');
+
+  const other = setup();
+  const none = await handleWebhook({ ...other.base, onEvent, rawBody: body, headers: deliveryHeaders(body) });
+  assert.equal(none.outcome, 'processed');
+  assert.equal('environment' in none, false);
+  const odd = setup();
+  await handleWebhook({
+    ...odd.base,
+    onEvent,
+    rawBody: body,
+    headers: { ...deliveryHeaders(body), 'service-environment': 'staging' },
+  });
+  assert.deepEqual(contexts, [
+    { environment: 'test' },
+    { environment: undefined },
+    { environment: undefined },
+  ]);
+});

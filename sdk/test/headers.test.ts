@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import { test } from 'node:test';
-import { getHeader } from '../src/webhooks/headers.ts';
+import { ENVIRONMENT_HEADER, getHeader, webhookEnvironment } from '../src/webhooks/headers.ts';
 import { signPayload } from '../src/webhooks/sign.ts';
 import { verifyWebhook } from '../src/webhooks/verify.ts';
 import { atT, callCompletedBody, EVENT_ID, SECRET, T } from './fixtures.ts';
@@ -31,4 +31,13 @@ test("Node's IncomingHttpHeaders with an array value are joined and verified", (
 
 test('undefined values in a plain object count as absent', () => {
   assert.equal(getHeader({ 'service-signature': undefined }, 'service-signature'), undefined);
+});
+
+test('webhookEnvironment reads service-environment as live or test, in any case, and nothing else', () => {
+  assert.equal(webhookEnvironment({ 'service-environment': 'live' }), 'live');
+  assert.equal(webhookEnvironment({ 'Service-Environment': ' TEST ' }), 'test');
+  assert.equal(webhookEnvironment(new Headers({ 'service-environment': 'test' })), 'test');
+  assert.equal(webhookEnvironment({}), undefined);
+  assert.equal(webhookEnvironment({ 'service-environment': 'prod' }), undefined);
+  assert.equal(ENVIRONMENT_HEADER, 'service-environment');
 });

@@ -1,5 +1,6 @@
 import type { Piggyback } from '../db/piggyback.ts';
 import type { Queryable } from '../db/types.ts';
+import type { Environment } from '../domain/tenant.ts';
 import { hourWindow, minuteWindow } from './rate-limit-windows.ts';
 
 /**
@@ -17,14 +18,17 @@ export const AUTH_FAILURES_PER_MINUTE = 300;
  * - api_key: the live key with this hash, joined to its organization; skipped entirely while the
  *   address is throttled, so keys cannot be probed at speed from a throttled address.
  * - key_count / org_count: when a key was found, +1 on its hourly bucket and its account's hourly
- *   bucket (INSERT … ON CONFLICT DO UPDATE, atomic under concurrency, shared by every node).
+ *   bucket of the key's environment (INSERT … ON CONFLICT DO UPDATE, atomic under concurrency, shared
+ *   by every node). The account bucket is counted apart per data environment, same size in both
+ *   (spec/api-v1-additions.md "Test mode"): 'org:<id>' for live, 'org:<id>:test' for test.
  * - failure: when no key was found, +1 on the address's per-minute failure bucket.
  * - touched: api_keys.last_used_at, written only by the first request of each key-hour, so the hot
  *   path writes only to rate_limit_windows (unlogged, migration 0004).
  * All sub-statements see one snapshot; the final SELECT always returns exactly one row.
  *
  * A route may piggyback its own read on the same round trip (GET /calls/{id} does): a SELECT that
- * may use the authenticated key's organization as `a.organization_id` and its parameter as $7; its
+ * may use the authenticated key's scope as `a.organization_id` and `a.environment` (src/db/tenant-sql.ts
+ * inScope) and its parameter as $7; its
  * first row comes back as JSON in `piggyback` (null without a key or without a row). The route
  * still checks scope and entitlement before it shows anything of it.
  *
@@ -35,7 +39,7 @@ const CTE = `
 WITH throttle AS (
   SELECT count FROM rate_limit_windows WHERE bucket = $2::text AND window_start = $3::timestamptz
 ), api_key AS (
-  SELECT k.id, k.user_id, k.organization_id, k.scopes, k.rate_limit_per_hour,
+  SELECT k.id, k.user_id, k.organization_id, k.environment, k.scopes, k.rate_limit_per_hour,
          o.entitlement, o.account_rate_limit_per_hour
     FROM api_keys k JOIN organizations o ON o.id = k.organization_id
    WHERE k.key_hash = $1::text AND k.revoked_at IS NULL
@@ -47,7 +51,8 @@ WITH throttle AS (
   RETURNING w.count
 ), org_count AS (
   INSERT INTO rate_limit_windows AS w (bucket, window_start, count)
-  SELECT 'org:' || organization_id, $4::timestamptz, 1 FROM api_key
+  SELECT 'org:' || organization_id || CASE WHEN environment = 'test' THEN ':test' ELSE '' END, $4::timestamptz, 1
+    FROM api_key
   ON CONFLICT (bucket, window_start) DO UPDATE SET count = w.count + 1
   RETURNING w.count
 ), failure AS (
@@ -62,7 +67,7 @@ WITH throttle AS (
 )
 `;
 
-const COLUMNS = `a.id, a.user_id, a.organization_id, a.scopes, a.rate_limit_per_hour, a.entitlement,
+const COLUMNS = `a.id, a.user_id, a.organization_id, a.environment, a.scopes, a.rate_limit_per_hour, a.entitlement,
        a.account_rate_limit_per_hour,
        (SELECT count FROM key_count) AS key_count,
        (SELECT count FROM org_count) AS org_count,
@@ -79,7 +84,7 @@ export interface AuthStatement {
 }
 
 export function authStatement(piggyback?: Piggyback): AuthStatement {
-  if (!piggyback) return { name: 'api_authenticate_v1', sql: `${CTE} SELECT ${COLUMNS}${FROM}` };
+  if (!piggyback) return { name: 'api_authenticate_v2', sql: `${CTE} SELECT ${COLUMNS}${FROM}` };
   // The piggyback comes first in the select list: PostgreSQL evaluates it, and the counter upserts
   // (key_count, org_count) only when their columns are reached, in that order. So the read runs
   // before the counter rows are locked and those locks are held for less time; a different order
@@ -96,6 +101,7 @@ interface Row {
   id: string | null;
   user_id: string;
   organization_id: string;
+  environment: Environment;
   scopes: string[];
   rate_limit_per_hour: number;
   entitlement: 'active' | 'inactive';
@@ -110,6 +116,8 @@ export interface AuthenticatedKey {
   apiKeyId: string;
   userId: string;
   organizationId: string;
+  /** the key's data environment: the scope of everything it reads and writes */
+  environment: Environment;
   scopes: string[];
   entitlement: 'active' | 'inactive';
   keyLimit: number;
@@ -148,6 +156,7 @@ export async function authenticateAndCount(
       apiKeyId: r.id,
       userId: r.user_id,
       organizationId: r.organization_id,
+      environment: r.environment,
       scopes: r.scopes,
       entitlement: r.entitlement,
       keyLimit: r.rate_limit_per_hour,

@@ -1,4 +1,6 @@
+import { inAnyScope, inScope, scopeParams } from '../db/tenant-sql.ts';
 import type { Queryable } from '../db/types.ts';
+import type { Environment, TenantScope } from '../domain/tenant.ts';
 import { AppError, badRequest, notFound } from '../errors.ts';
 import { isUuid, newId } from '../ids.ts';
 import { generateApiKey, SCOPES } from './api-key-format.ts';
@@ -13,6 +15,8 @@ export interface ApiKeySummary {
   api_key_id: string;
   user_id: string;
   name: string | null;
+  /** the data environment the key reads and writes (a test key: cc_test_…) */
+  environment: Environment;
   prefix: string;
   scopes: string[];
   rate_limit_per_hour: number;
@@ -46,13 +50,15 @@ export async function createApiKey(
   tx: Queryable,
   k: {
     organizationId: string;
+    /** live (default) or test: the key's world, for good */
+    environment?: Environment;
     userId?: string;
     scopes: readonly string[];
     name?: string | null;
     rateLimitPerHour?: number;
     now: Date;
   },
-): Promise<{ api_key_id: string; key: string }> {
+): Promise<{ api_key_id: string; key: string; environment: Environment }> {
   const scopes = checkScopes(k.scopes);
   const name = k.name?.trim() || null;
   if (name && name.length > API_KEY_NAME_MAX_LENGTH) {
@@ -81,33 +87,31 @@ export async function createApiKey(
     }
   }
   const id = newId();
-  const { key, prefix, hash } = generateApiKey();
+  const environment = k.environment ?? 'live';
+  const { key, prefix, hash } = generateApiKey(environment);
   await tx.query(
-    `INSERT INTO api_keys (id, organization_id, user_id, name, prefix, key_hash, scopes, rate_limit_per_hour, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [id, k.organizationId, userId, name, prefix, hash, scopes, rate, k.now],
+    `INSERT INTO api_keys (id, organization_id, environment, user_id, name, prefix, key_hash, scopes,
+       rate_limit_per_hour, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [id, k.organizationId, environment, userId, name, prefix, hash, scopes, rate, k.now],
   );
-  return { api_key_id: id, key };
+  return { api_key_id: id, key, environment };
 }
 
 /**
- * Revokes a key (idempotent: a revoked key keeps its first revoked_at). organizationId limits the
- * key to one organization (console); the operator API omits it. Returns false when no such key.
+ * Revokes a key (idempotent: a revoked key keeps its first revoked_at). `scope` limits the key to
+ * one organization's environment (web app, console API); the operator API omits it (any key).
+ * Returns false when no such key.
  */
 export async function revokeApiKey(
   tx: Queryable,
-  r: { apiKeyId: string; organizationId?: string; now: Date },
+  r: { apiKeyId: string; scope?: TenantScope; now: Date },
 ): Promise<boolean> {
   if (!isUuid(r.apiKeyId)) return false;
-  const params: unknown[] = [r.apiKeyId, r.now];
-  let where = 'id = $1';
-  if (r.organizationId !== undefined) {
-    params.push(r.organizationId);
-    where += ' AND organization_id = $3';
-  }
   const { rowCount } = await tx.query(
-    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE ${where} RETURNING id`,
-    params,
+    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2)
+      WHERE id = $1 AND ${inAnyScope(null, 3, 4)} RETURNING id`,
+    [r.apiKeyId, r.now, r.scope?.organizationId ?? null, r.scope?.environment ?? null],
   );
   return rowCount > 0;
 }
@@ -118,12 +122,25 @@ type KeyRow = Omit<ApiKeySummary, 'created_at' | 'last_used_at' | 'revoked' | 'r
   revoked_at: Date | null;
 };
 
-/** Every key of the organization, newest first, revoked ones included (flagged). */
-export async function listApiKeys(q: Queryable, organizationId: string): Promise<ApiKeySummary[]> {
+/** Every key of the scope, newest first, revoked ones included (flagged). */
+export async function listApiKeys(q: Queryable, scope: TenantScope): Promise<ApiKeySummary[]> {
+  return keysWhere(q, inScope(null, 1, 2), scopeParams(scope));
+}
+
+/** Every key of the organization in both environments (the operator API), newest first. */
+export async function listOrganizationApiKeys(
+  q: Queryable,
+  organizationId: string,
+): Promise<ApiKeySummary[]> {
+  return keysWhere(q, 'organization_id = $1', [organizationId]);
+}
+
+async function keysWhere(q: Queryable, where: string, params: unknown[]): Promise<ApiKeySummary[]> {
   const { rows } = await q.query<KeyRow>(
-    `SELECT id AS api_key_id, user_id, name, prefix, scopes, rate_limit_per_hour, created_at, last_used_at, revoked_at
-       FROM api_keys WHERE organization_id = $1 ORDER BY created_at DESC, id DESC`,
-    [organizationId],
+    `SELECT id AS api_key_id, user_id, name, environment, prefix, scopes, rate_limit_per_hour, created_at,
+            last_used_at, revoked_at
+       FROM api_keys WHERE ${where} ORDER BY created_at DESC, id DESC`,
+    params,
   );
   return rows.map((r) => ({
     ...r,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { HOUR, MINUTE } from '../clock.ts';
+import { inScope, scopeParams } from '../db/tenant-sql.ts';
 import type { Queryable } from '../db/types.ts';
 import type { TenantScope } from '../domain/tenant.ts';
 
@@ -55,8 +56,8 @@ function canonicalJson(v: unknown): string {
   return JSON.stringify(v ?? null);
 }
 
-const KEY_WHERE = 'organization_id = $1 AND environment = $2 AND operation = $3 AND key = $4';
-const keyParams = (r: IdempotencyRef) => [r.scope.organizationId, r.scope.environment, r.operation, r.key];
+const KEY_WHERE = `${inScope(null, 1, 2)} AND operation = $3 AND key = $4`;
+const keyParams = (r: IdempotencyRef) => [...scopeParams(r.scope), r.operation, r.key];
 
 /** Claims the key for this request, or says what an earlier request with it left. */
 export async function claimIdempotencyKey(

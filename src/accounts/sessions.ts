@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { HOUR, MINUTE } from '../clock.ts';
 import type { Queryable } from '../db/types.ts';
+import { type Environment, type TenantScope, tenantScope } from '../domain/tenant.ts';
 import { sha256Hex } from '../keys.ts';
 import type { UserRole } from './users.ts';
 
@@ -22,7 +23,17 @@ export interface ConsoleSession {
   sessionId: string;
   userId: string;
   organizationId: string;
+  /** the data environment the session works in (the web app's test-mode switch); live at login */
+  environment: Environment;
   csrfToken: string;
+}
+
+/** The tenant scope of a session: its organization and the environment it is switched to. */
+export const sessionScope = (s: ConsoleSession): TenantScope => tenantScope(s.organizationId, s.environment);
+
+/** The test-mode switch: the session works in `environment` from its next request on. */
+export async function setSessionEnvironment(q: Queryable, sessionId: string, environment: Environment) {
+  await q.query('UPDATE sessions SET environment = $2 WHERE id = $1', [sessionId, environment]);
 }
 
 const randomToken = () => randomBytes(32).toString('base64url');
@@ -48,6 +59,7 @@ export async function createSession(
 export interface SessionRow {
   user_id: string;
   organization_id: string;
+  environment: Environment;
   csrf_token: string;
   created_at: Date;
   expires_at: Date;
@@ -61,9 +73,9 @@ export async function loadSession(
 ): Promise<ConsoleSession | null> {
   const id = sha256Hex(cookieValue);
   const { rows } = await q.query<SessionRow>(
-    'SELECT user_id, organization_id, csrf_token, created_at, expires_at FROM sessions WHERE id = $1',
+    'SELECT user_id, organization_id, environment, csrf_token, created_at, expires_at FROM sessions WHERE id = $1',
     [id],
-    { name: 'sessions_load_v1' },
+    { name: 'sessions_load_v2' },
   );
   return liveSession(q, id, rows[0], now);
 }
@@ -90,6 +102,7 @@ export async function liveSession(
     sessionId: id,
     userId: row.user_id,
     organizationId: row.organization_id,
+    environment: row.environment,
     csrfToken: row.csrf_token,
   };
 }
@@ -100,6 +113,10 @@ export interface SessionUser {
   email: string;
   role: UserRole;
   organizationName: string;
+  /** the user's display name (profile), null until set */
+  name: string | null;
+  /** how the pages spell times (IANA): the user's own zone, else the organization's */
+  timeZone: string;
 }
 
 /**
@@ -114,21 +131,34 @@ export async function loadSessionUser(
 ): Promise<SessionUser | null> {
   const id = sha256Hex(cookieValue);
   const { rows } = await q.query<
-    SessionRow & { email: string | null; role: UserRole | null; org_name: string | null }
+    SessionRow & {
+      email: string | null;
+      role: UserRole | null;
+      org_name: string | null;
+      name: string | null;
+      time_zone: string | null;
+    }
   >(
-    `SELECT s.user_id, s.organization_id, s.csrf_token, s.created_at, s.expires_at,
-            u.email, u.role, o.name AS org_name
+    `SELECT s.user_id, s.organization_id, s.environment, s.csrf_token, s.created_at, s.expires_at,
+            u.email, u.role, u.name, o.name AS org_name, coalesce(u.time_zone, o.time_zone) AS time_zone
        FROM sessions s
-       LEFT JOIN users u ON u.id = s.user_id AND u.organization_id = s.organization_id
+       LEFT JOIN users u ON u.id = s.user_id AND u.organization_id = s.organization_id AND u.removed_at IS NULL
        LEFT JOIN organizations o ON o.id = u.organization_id
       WHERE s.id = $1`,
     [id],
-    { name: 'sessions_load_user_v1' },
+    { name: 'sessions_load_user_v2' },
   );
   const row = rows[0];
   const session = await liveSession(q, id, row, now);
   if (!session || !row || row.email === null || row.role === null || row.org_name === null) return null;
-  return { session, email: row.email, role: row.role, organizationName: row.org_name };
+  return {
+    session,
+    email: row.email,
+    role: row.role,
+    organizationName: row.org_name,
+    name: row.name,
+    timeZone: row.time_zone ?? 'UTC',
+  };
 }
 
 export async function endSession(q: Queryable, sessionId: string): Promise<void> {

@@ -2,8 +2,9 @@ import { DatabaseError, type Queryable } from '../db/types.ts';
 import { AppError, badRequest, notFound } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './passwords.ts';
+import type { UserRole } from './roles.ts';
 
-export type UserRole = 'owner' | 'member';
+export type { UserRole } from './roles.ts';
 
 /** Deliberately loose: one @, no spaces, a dot in the domain. Deliverability is not ours to judge. */
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -36,12 +37,19 @@ export const isUniqueViolation = (err: unknown): boolean =>
   err instanceof DatabaseError && (err.cause as { code?: string } | undefined)?.code === '23505';
 
 /**
- * Creates a user of an existing organization. E-mails are unique across the whole service
- * (case-insensitively): a second user with the same e-mail answers 409 CONFLICT.
+ * Creates a user of an existing organization, an admin unless told (roles.ts). E-mails are unique
+ * across the whole service (case-insensitively): a second user with the same e-mail answers 409 CONFLICT.
  */
 export async function createUser(
   tx: Queryable,
-  u: { organizationId: string; email: string; password: string; role?: UserRole; now: Date },
+  u: {
+    organizationId: string;
+    email: string;
+    password: string;
+    role?: UserRole;
+    name?: string | null;
+    now: Date;
+  },
 ): Promise<{ user_id: string }> {
   const email = checkEmail(u.email);
   checkPassword(u.password);
@@ -53,9 +61,9 @@ export async function createUser(
   const passwordHash = await hashPassword(u.password);
   try {
     await tx.query(
-      `INSERT INTO users (id, organization_id, email, password_hash, role, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6)`,
-      [id, u.organizationId, email, passwordHash, u.role ?? 'member', u.now],
+      `INSERT INTO users (id, organization_id, email, password_hash, role, name, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [id, u.organizationId, email, passwordHash, u.role ?? 'admin', u.name ?? null, u.now],
     );
   } catch (err) {
     // Two requests racing for the same e-mail: the unique index decides.
@@ -72,10 +80,10 @@ export interface UserSummary {
   created_at: string;
 }
 
-/** Every user of the organization, owners first, then oldest first (never a password hash). */
+/** Every user of the organization (removed members not), owners first, then oldest first (never a password hash). */
 export async function listUsers(q: Queryable, organizationId: string): Promise<UserSummary[]> {
   const { rows } = await q.query<Omit<UserSummary, 'created_at'> & { created_at: Date }>(
-    `SELECT id AS user_id, email, role, created_at FROM users WHERE organization_id = $1
+    `SELECT id AS user_id, email, role, created_at FROM users WHERE organization_id = $1 AND removed_at IS NULL
       ORDER BY (role = 'owner') DESC, created_at, id`,
     [organizationId],
   );
@@ -94,7 +102,10 @@ export async function findUsersByEmail(
   const e = checkEmail(email);
   const { rows } = await q.query<
     Omit<UserSummary, 'created_at'> & { organization_id: string; created_at: Date }
-  >('SELECT id AS user_id, organization_id, email, role, created_at FROM users WHERE lower(email) = $1', [e]);
+  >(
+    'SELECT id AS user_id, organization_id, email, role, created_at FROM users WHERE lower(email) = $1 AND removed_at IS NULL',
+    [e],
+  );
   return rows.map((r) => ({ ...r, created_at: r.created_at.toISOString() }));
 }
 

@@ -1,4 +1,5 @@
 import type { Piggyback } from '../db/piggyback.ts';
+import { inScope, scopeParams } from '../db/tenant-sql.ts';
 import type { Queryable } from '../db/types.ts';
 import { type ListCallsFilter, MAX_LIMIT } from '../domain/call-list-filter.ts';
 import type { CallViewRow } from '../domain/call-view.ts';
@@ -21,13 +22,13 @@ const FROM = `calls c LEFT JOIN call_analyses ca ON ca.call_id = c.id AND ca.org
 
 /**
  * One call by id, riding on the authentication round trip of GET /calls/{id} (auth-query.ts):
- * $7 is the call id, a.organization_id the key's organization. Comes back as JSON (timestamps as
- * strings), which toCallView reads like a row.
+ * $7 is the call id, a.organization_id and a.environment the key's scope. Comes back as JSON
+ * (timestamps as strings), which toCallView reads like a row.
  */
 export const callByIdPiggyback: Piggyback = {
-  name: 'api_authenticate_get_call_v2',
+  name: 'api_authenticate_get_call_v3',
   sql: `SELECT ${COLUMNS} FROM ${FROM}
-         WHERE c.id = $7::uuid AND c.organization_id = a.organization_id AND c.erased_at IS NULL`,
+         WHERE c.id = $7::uuid AND ${inScope('c', 'a.organization_id', 'a.environment')} AND c.erased_at IS NULL`,
 };
 
 /**
@@ -60,8 +61,8 @@ const NEWEST_FIRST = 'ORDER BY c.created_at DESC, c.id DESC';
  * One page, newest first; created_at DESC, id DESC is a total order, so pages never overlap or skip
  * when several calls share a created_at. Fetches limit + 1 rows so has_more is exact.
  *
- * `org` is the SQL expression of the organization id (listCalls passes '$1'); the filters' parameters are
- * numbered from `first`. Page 1 uses a constant-capped subquery. Later pages are a deferred join:
+ * `org` and `env` are the SQL expressions of the scope (listCalls passes '$1', '$2'); the filters'
+ * parameters are numbered from `first`. Page 1 uses a constant-capped subquery. Later pages are a deferred join:
  * the page's (id, created_at) are found with OFFSET on the organization's index alone (an index-only
  * scan: the skipped calls' rows are never read), then only the page's calls are read by primary key.
  * Both caps are the constant MAX_LIMIT + 1 and only the outer LIMIT is a parameter, so every filter
@@ -72,6 +73,7 @@ const NEWEST_FIRST = 'ORDER BY c.created_at DESC, c.id DESC';
 export function listCallsStatement(
   f: ListCallsFilter,
   org: string,
+  env: string,
   first: number,
 ): { shape: string; sql: string; params: unknown[] } {
   const params: unknown[] = [];
@@ -79,7 +81,7 @@ export function listCallsStatement(
     params.push(value);
     return `$${first + params.length - 1}`;
   };
-  const where = [`c.organization_id = ${org}`, 'c.erased_at IS NULL'];
+  const where = [inScope('c', org, env), 'c.erased_at IS NULL'];
   let shape = '';
   if (f.from) {
     where.push(`c.created_at >= ${p(f.from)}::timestamptz`);
@@ -146,9 +148,9 @@ export async function listCalls(
   scope: TenantScope,
   f: ListCallsFilter,
 ): Promise<{ rows: CallViewRow[]; hasMore: boolean }> {
-  const { shape, sql, params } = listCallsStatement(f, '$1', 2);
-  const { rows } = await db.query<CallViewRow>(sql, [scope.organizationId, ...params], {
-    name: `api_list_calls_v4_${shape}`,
+  const { shape, sql, params } = listCallsStatement(f, '$1', '$2', 3);
+  const { rows } = await db.query<CallViewRow>(sql, [...scopeParams(scope), ...params], {
+    name: `api_list_calls_v5_${shape}`,
   });
   return pageOf(rows, f);
 }
@@ -160,9 +162,9 @@ export async function getCallView(
   callId: string,
 ): Promise<CallViewRow | null> {
   const { rows } = await db.query<CallViewRow>(
-    `SELECT ${COLUMNS} FROM ${FROM} WHERE c.id = $1::uuid AND c.organization_id = $2 AND c.erased_at IS NULL`,
-    [callId, scope.organizationId],
-    { name: 'api_get_call_v1' },
+    `SELECT ${COLUMNS} FROM ${FROM} WHERE c.id = $1::uuid AND ${inScope('c', 2, 3)} AND c.erased_at IS NULL`,
+    [callId, ...scopeParams(scope)],
+    { name: 'api_get_call_v2' },
   );
   return rows[0] ?? null;
 }

@@ -1,3 +1,4 @@
+import { inScope, scopeParams } from '../db/tenant-sql.ts';
 import type { Queryable } from '../db/types.ts';
 import type { CallRowFacts } from '../domain/call-view.ts';
 import { FAILED_OUTBOUND_STATES } from '../domain/outbound-lifecycle.ts';
@@ -12,9 +13,9 @@ import { type CallSetup, type CallSetupRow, callSetupColumns, callSetupOf } from
  * The web app's call page as a read model (/app/calls/{id}): one call of an organization with its
  * analysis and transcript, what happened to it (the outbound attempt's dated steps, the keyword
  * trackers that matched: columns of the call's row, never the webhook envelopes in `events`) and the
- * click-to-call setup of the signed-in user — read in ONE statement.
- * Every read takes the organization: erased calls and calls of other organizations are "not found",
- * like in the REST API.
+ * click-to-call setup of the signed-in user, the contact of the customer's number — read in ONE statement.
+ * Every read takes the scope (organization and environment): erased calls and calls of other
+ * organizations or of the other environment are "not found", like in the REST API.
  */
 
 /**
@@ -40,7 +41,11 @@ export interface CallPageRow extends CallRowFacts {
   analysis: Record<string, unknown> | null;
   transcript_original: string | null;
   /** call_analyses.evidence: per field, the words it was read from (issue 19); null when none */
-  evidence: Record<string, { quote?: unknown }> | null;
+  evidence: Record<string, { quote?: unknown; start?: unknown }> | null;
+  /** measured by the transcribe stage on a dual-channel recording (migration 0026); null otherwise */
+  talk_metrics: unknown;
+  /** [start, end] seconds of each line of the transcript, when the provider gave times (migration 0026) */
+  transcript_times: unknown;
 }
 
 export const CALL_NOT_FOUND = 'No call with this id exists in your organization.';
@@ -58,8 +63,18 @@ export interface CallTrackerMatch {
   excerpts: string[];
 }
 
+/** The organization's contact with the call's customer number (contacts.phone_e164), the oldest one. */
+export interface CallContact {
+  id: string;
+  first_name: string | null;
+  last_name: string | null;
+  company: string | null;
+}
+
 export interface CallPage {
   call: CallPageRow;
+  /** the contact of the customer's E.164 number, or null (no number, no contact) */
+  contact: CallContact | null;
   /** the outbound attempt's dated steps, oldest first */
   steps: CallStep[];
   trackerMatches: CallTrackerMatch[];
@@ -73,13 +88,14 @@ const CALL_COLUMNS = `c.id, c.direction, c.caller_phone, c.customer_phone_e164, 
             c.trashed_at, c.deletion_scheduled_at, c.pending_deletion_at, c.deletion_reason, c.created_at,
             o.entitlement, u.email AS agent_email,
             ca.call_id IS NOT NULL AS has_analysis, ca.analysis, ca.transcript_original,
-            ca.language AS analysis_language, ca.followup_email, ca.evidence`;
+            ca.language AS analysis_language, ca.followup_email, ca.evidence,
+            c.talk_metrics, c.transcript_times`;
 
 const CALL_FROM = `FROM calls c
        JOIN organizations o ON o.id = c.organization_id
        LEFT JOIN users u ON u.id = c.agent_user_id
        LEFT JOIN call_analyses ca ON ca.call_id = c.id AND ca.organization_id = c.organization_id
-      WHERE c.id = $1::uuid AND c.organization_id = $2::uuid AND c.erased_at IS NULL`;
+      WHERE c.id = $1::uuid AND ${inScope('c', 2, 3)} AND c.erased_at IS NULL`;
 
 /** The call alone (the page's actions and the erase confirmation), or a 404. */
 export async function findCallForPage(q: Queryable, scope: TenantScope, id: string): Promise<CallPageRow> {
@@ -87,8 +103,8 @@ export async function findCallForPage(q: Queryable, scope: TenantScope, id: stri
   const { rows } = await q.query<CallPageRow>(
     `SELECT ${CALL_COLUMNS}
        ${CALL_FROM}`,
-    [id.toLowerCase(), scope.organizationId],
-    { name: 'pages_call_v1' },
+    [id.toLowerCase(), ...scopeParams(scope)],
+    { name: 'pages_call_v2' },
   );
   const row = rows[0];
   if (!row) throw notFound(CALL_NOT_FOUND);
@@ -111,6 +127,7 @@ interface TimelineRow {
   outbound_ended_at: Date | null;
   outbound_repaired_at: Date | null;
   tracker_matches: unknown;
+  contact: CallContact | null;
 }
 
 /**
@@ -128,10 +145,16 @@ export async function readCallPage(
   if (!isUuid(id)) throw notFound(CALL_NOT_FOUND);
   const { rows } = await q.query<CallPageRow & TimelineRow & CallSetupRow>(
     `SELECT ${CALL_COLUMNS}, c.outbound_ended_at, c.outbound_repaired_at, c.tracker_matches,
-            ${callSetupColumns('$2', '$3', 'c.customer_phone_e164 IS NOT NULL')}
+            (SELECT json_build_object('id', ct.id, 'first_name', ct.first_name, 'last_name', ct.last_name,
+                                      'company', ct.company)
+               FROM contacts ct
+              WHERE ct.organization_id = c.organization_id AND ct.environment = c.environment
+                AND ct.phone_e164 = c.customer_phone_e164
+              ORDER BY ct.created_at, ct.id LIMIT 1) AS contact,
+            ${callSetupColumns('$2', '$3', '$4', 'c.customer_phone_e164 IS NOT NULL')}
        ${CALL_FROM}`,
-    [id.toLowerCase(), scope.organizationId, userId],
-    { name: 'pages_call_page_v2' },
+    [id.toLowerCase(), ...scopeParams(scope), userId],
+    { name: 'pages_call_page_v3' },
   );
   const row = rows[0];
   if (!row) throw notFound(CALL_NOT_FOUND);
@@ -139,6 +162,7 @@ export async function readCallPage(
     outbound_ended_at,
     outbound_repaired_at,
     tracker_matches,
+    contact,
     setup_account,
     setup_country,
     setup_numbers,
@@ -147,6 +171,7 @@ export async function readCallPage(
   } = row;
   return {
     call,
+    contact: contact ?? null,
     steps: outboundSteps(call.outbound_lifecycle, outbound_ended_at, outbound_repaired_at),
     trackerMatches: trackerMatchesOf(tracker_matches),
     setup: callSetupOf({ setup_account, setup_country, setup_numbers, setup_last_agent_phone }),
@@ -188,4 +213,22 @@ function trackerMatchesOf(v: unknown): CallTrackerMatch[] {
       matchedTerms: strings(m.matched_terms),
       excerpts: strings(m.excerpts),
     }));
+}
+
+/**
+ * The [start, end] seconds of each transcript line (calls.transcript_times) when they fit the
+ * transcript's `lines` lines; null otherwise (no times, or a transcript that is not the one timed).
+ */
+export function lineTimesOf(v: unknown, lines: number): [number, number][] | null {
+  if (!Array.isArray(v) || v.length !== lines || lines === 0) return null;
+  const ok = v.every(
+    (t) =>
+      Array.isArray(t) &&
+      t.length === 2 &&
+      typeof t[0] === 'number' &&
+      typeof t[1] === 'number' &&
+      Number.isFinite(t[0]) &&
+      t[0] >= 0,
+  );
+  return ok ? (v as [number, number][]) : null;
 }

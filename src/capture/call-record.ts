@@ -1,5 +1,6 @@
+import { rowInScope } from '../db/tenant-sql.ts';
 import type { Queryable } from '../db/types.ts';
-import { type Scope, scopedOrganization } from '../domain/tenant.ts';
+import type { Environment, Scope } from '../domain/tenant.ts';
 import { notFound } from '../errors.ts';
 import { isUuid } from '../ids.ts';
 
@@ -7,6 +8,7 @@ import { isUuid } from '../ids.ts';
 export interface IngestCall {
   id: string;
   organization_id: string;
+  environment: Environment;
   direction: 'inbound' | 'outbound';
   caller_phone: string;
   customer_phone: string | null;
@@ -53,7 +55,7 @@ export async function findIngestCall(
 ): Promise<IngestCall | null> {
   if (!isUuid(callId)) return null;
   const { rows } = await q.query<IngestCall>(
-    `SELECT c.id, c.organization_id, c.direction, c.caller_phone, c.customer_phone, c.customer_phone_e164,
+    `SELECT c.id, c.organization_id, c.environment, c.direction, c.caller_phone, c.customer_phone, c.customer_phone_e164,
             c.customer_phone_national, c.company_phone_e164, c.caller_name, c.agent_user_id, c.outbound_lifecycle,
             c.recording_mode, c.recording_state, c.recording_key, c.recording_sid, c.duration, c.processing_state,
             c.pending_transcript, c.pending_transcript_language, c.completion_emitted_at, c.trashed_at,
@@ -82,7 +84,7 @@ export async function lockLiveCall(tx: Queryable, callId: string): Promise<Inges
 
 /**
  * The call, locked, when it is live and within the scope; otherwise 404 NOT_FOUND — another
- * organization's call answers exactly as a call that does not exist. The one door of the call
+ * organization's or the other environment's call answers exactly as a call that does not exist. The one door of the call
  * commands (trash, deletion, erasure, statuses): whatever id a route passes, the scope decides.
  */
 export function lockCallInScope(tx: Queryable, scope: Scope, callId: string): Promise<IngestCall> {
@@ -97,9 +99,7 @@ export async function findCallInScope(
   opts: { forUpdate?: boolean } = {},
 ): Promise<IngestCall> {
   const call = await findIngestCall(q, callId, opts);
-  const org = scopedOrganization(scope);
-  if (!call || call.erased_at || (org !== null && call.organization_id !== org))
-    throw notFound(CALL_NOT_FOUND);
+  if (!call || call.erased_at || !rowInScope(call, scope)) throw notFound(CALL_NOT_FOUND);
   return call;
 }
 

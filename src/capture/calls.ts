@@ -1,8 +1,10 @@
+import { scopeParams } from '../db/tenant-sql.ts';
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import { type FollowupDraft, normalizeImportedAnalysis, type ProcessedAnalysis } from '../domain/analysis.ts';
 import { INITIAL_OUTBOUND_LIFECYCLE } from '../domain/outbound-lifecycle.ts';
 import { normalizePhone } from '../domain/phone.ts';
+import type { TenantScope } from '../domain/tenant.ts';
 import { notFound, validationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { organizationOwner } from './call-record.ts';
@@ -10,7 +12,8 @@ import { queueTranscript, settleCompletion, storeAnalysis } from './pipeline.ts'
 import type { CreateCallBody } from './schemas.ts';
 
 /**
- * POST /admin/v1/organizations/{org}/calls: a call as a telephony adapter (or an importer) reports it.
+ * POST /admin/v1/organizations/{org}/calls: a call as a telephony adapter (or an importer) reports it,
+ * in the scope's environment (the body's `environment`, live by default).
  *
  * - The customer is the caller on inbound calls and the dialled number (customer_phone, required) on
  *   outbound calls. An inbound caller id that is no usable number (anonymous …) is stored with null
@@ -26,9 +29,10 @@ import type { CreateCallBody } from './schemas.ts';
  */
 export async function createCall(
   deps: Deps,
-  organizationId: string,
+  scope: TenantScope,
   body: CreateCallBody,
 ): Promise<{ call_id: string; queued: boolean }> {
+  const { organizationId } = scope;
   const org = await deps.db.query<{ country: string | null }>(
     'SELECT country FROM organizations WHERE id = $1',
     [organizationId],
@@ -63,13 +67,14 @@ export async function createCall(
   await deps.db.transaction(async (tx) => {
     const agent = await resolveAgent(tx, organizationId, body.agent_user_id ?? null, outbound);
     await tx.query(
-      `INSERT INTO calls (id, organization_id, direction, caller_phone, customer_phone, customer_phone_e164,
-         customer_phone_national, customer_phone_rdigits, company_phone_e164, caller_name, agent_user_id, crm_status,
-         review_status, outbound_lifecycle, recording_mode, recording_state, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+      `INSERT INTO calls (id, organization_id, environment, direction, caller_phone, customer_phone,
+         customer_phone_e164, customer_phone_national, customer_phone_rdigits, company_phone_e164, caller_name,
+         agent_user_id, crm_status, review_status, outbound_lifecycle, recording_mode, recording_state, created_at,
+         updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
       [
         id,
-        organizationId,
+        ...scopeParams(scope),
         body.direction,
         body.caller_phone,
         customerRaw,

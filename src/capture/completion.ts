@@ -88,6 +88,7 @@ export async function completeIfReady(
   const emit = (eventType: string, data: Record<string, unknown>) =>
     emitEvent(tx, {
       organizationId: call.organization_id,
+      environment: call.environment,
       eventType,
       resourceId: call.id,
       callId: call.id,

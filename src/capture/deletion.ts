@@ -72,6 +72,7 @@ export async function scheduleDeletion(
     );
     await emitEvent(tx, {
       organizationId: call.organization_id,
+      environment: call.environment,
       eventType: 'call.deletion_scheduled',
       resourceId: call.id,
       callId: call.id,
@@ -115,8 +116,9 @@ export async function eraseCall(deps: Deps, scope: Scope, callId: string): Promi
       `UPDATE calls SET erased_at = $2, updated_at = $2, caller_phone = '', customer_phone = NULL,
               customer_phone_e164 = NULL, customer_phone_national = NULL, customer_phone_rdigits = NULL,
               company_phone_e164 = NULL, caller_name = NULL, failure_reason = NULL, pending_transcript = NULL,
-              pending_transcript_language = NULL, recording_key = NULL, recording_bytes = NULL,
+              pending_transcript_language = NULL, pending_transcript_times = NULL, recording_key = NULL, recording_bytes = NULL,
               agent_phone_e164 = NULL, provider_recording_url = NULL, tracker_matches = NULL,
+              talk_metrics = NULL, transcript_times = NULL,
               recording_state = CASE WHEN recording_state = 'available' THEN 'deleted' ELSE recording_state END,
               recording_deleted_at = CASE WHEN recording_state = 'available' THEN $2 ELSE recording_deleted_at END
         WHERE id = $1`,
@@ -131,6 +133,7 @@ export async function eraseCall(deps: Deps, scope: Scope, callId: string): Promi
         tx,
         recordingDeletedEvent({
           organizationId: call.organization_id,
+          environment: call.environment,
           callId: call.id,
           reason: call.deletion_reason ?? 'call_erased',
           recordingSid: call.recording_sid,

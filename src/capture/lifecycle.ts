@@ -113,6 +113,7 @@ export async function applyOutboundMove(
   const emit = (eventType: string, factKey: string, data: Record<string, unknown>) =>
     emitEvent(tx, {
       organizationId: call.organization_id,
+      environment: call.environment,
       eventType,
       resourceId: call.id,
       callId: call.id,

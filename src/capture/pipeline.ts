@@ -1,12 +1,14 @@
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import type { FollowupDraft, ProcessedAnalysis } from '../domain/analysis.ts';
-import type { AnalyzerResult } from '../domain/capture-providers.ts';
+import type { AnalyzerResult, TranscriptSegment } from '../domain/capture-providers.ts';
+import type { TalkMetrics } from '../domain/talk-metrics.ts';
 import { AppError } from '../errors.ts';
 import { type IngestCall, lockLiveCall } from './call-record.ts';
 import { completeIfReady, RECORDING_WAIT_MS } from './completion.ts';
 import { enqueueStage } from './jobs/enqueue.ts';
-import { redacted, redactionEnabled, redactStrings } from './redaction/index.ts';
+import { redacted, redactionEnabled, redactStrings, redactText } from './redaction/index.ts';
+import { transcriptTimes } from './transcript-times.ts';
 
 /**
  * The transcript pipeline. A transcript — posted by an adapter (POST …/transcript) or written by
@@ -24,6 +26,16 @@ export interface TranscriptInput {
    * Otherwise, when redaction took something out, the call is flagged: its audio may still hold it.
    */
   audioSilenced?: boolean;
+  /** each line's [start, end] in seconds, when the speech-to-text provider gave segment times */
+  lineTimes?: [number, number][] | null;
+  /** measured on a dual-channel recording (docs/capture.md "Talk metrics") */
+  talkMetrics?: TalkMetrics | null;
+  /**
+   * The speech-to-text segments `text` was written from (the transcribe stage): where each turn was
+   * said is kept beside the transcript (calls.pending_transcript_times, ./transcript-times.ts) to time
+   * the evidence of the analysis. Absent for an adapter's transcript.
+   */
+  segments?: readonly TranscriptSegment[];
 }
 
 /**
@@ -70,14 +82,28 @@ export async function queueTranscript(
   input: TranscriptInput,
 ): Promise<void> {
   const now = deps.clock.now();
-  const text = (await redactionEnabled(tx, call.organization_id)) ? redacted(input.text) : input.text;
+  const r = (await redactionEnabled(tx, call.organization_id))
+    ? redactText(input.text)
+    : { text: input.text, spans: [] };
+  const text = r.text;
   const audio = text === input.text ? null : input.audioSilenced ? 'silenced' : 'no_word_times';
+  const times = input.segments ? transcriptTimes(input.text, input.segments, r.spans) : null;
   await tx.query(
     `UPDATE calls SET pending_transcript = $2, pending_transcript_language = $3, processing_state = 'queued',
-            audio_redaction = $5, updated_at = $4
+            audio_redaction = $5, updated_at = $4, transcript_times = $6::jsonb, talk_metrics = $7::jsonb,
+            pending_transcript_times = $8
       WHERE id = $1`,
-    [call.id, text, input.language ?? null, now, audio],
-    { name: 'capture_queue_transcript_v2' },
+    [
+      call.id,
+      text,
+      input.language ?? null,
+      now,
+      audio,
+      input.lineTimes ? JSON.stringify(input.lineTimes) : null,
+      input.talkMetrics ? JSON.stringify(input.talkMetrics) : null,
+      times ? JSON.stringify(times) : null,
+    ],
+    { name: 'capture_queue_transcript_v4' },
   );
   await enqueueStage(tx, { organizationId: call.organization_id, callId: call.id, stage: 'analyse', now });
 }
@@ -117,6 +143,7 @@ export async function storeAnalysis(
         transcriptOriginal: input.transcriptOriginal === null ? null : redacted(input.transcriptOriginal),
         analysis: redactStrings(input.analysis),
         followup: redactStrings(input.followup),
+        evidence: redactStrings(input.evidence),
       }
     : input;
   // A voicemail (telephony: the caller alone, <Record>) is one-sided: never a follow-up draft.
@@ -143,10 +170,10 @@ export async function storeAnalysis(
   );
   await tx.query(
     `UPDATE calls SET processing_state = 'processed', pending_transcript = NULL, pending_transcript_language = NULL,
-            caller_name = COALESCE(caller_name, $2), updated_at = $3
+            pending_transcript_times = NULL, caller_name = COALESCE(caller_name, $2), updated_at = $3
       WHERE id = $1`,
     [a.callId, a.analysis.caller_name, a.now],
-    { name: 'capture_call_processed_v1' },
+    { name: 'capture_call_processed_v2' },
   );
 }
 

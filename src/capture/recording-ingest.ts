@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Deps } from '../deps.ts';
 import { MESSAGES, recordingAvailability } from '../domain/recording-availability.ts';
 import { consentAllowsRecording } from '../domain/recording-consent.ts';
@@ -6,7 +6,7 @@ import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { factsOf, findRecordingCall, type RecordingCall } from '../recordings/call-recording.ts';
 import { EVENT_LINK_TTL_MS, mintRecordingLink } from '../recordings/links.ts';
-import { capped, MAX_RECORDING_BYTES, Mp3Sniffer, measureMp3 } from '../recordings/measure.ts';
+import { capped, cappedChunks, MAX_RECORDING_BYTES, Mp3Sniffer, measureMp3 } from '../recordings/measure.ts';
 import { recordingReadyData, recordingReadyFactKey } from '../webhooks/outbox/event-data/recording.ts';
 import { emitEvent } from '../webhooks/outbox/outbox.ts';
 import { completeIfReady } from './completion.ts';
@@ -55,7 +55,7 @@ function assertAcceptsAudio(call: RecordingCall | null): asserts call is Recordi
 export async function storeRecording(
   deps: Deps,
   callId: string,
-  body: Readable,
+  body: Readable | AsyncIterable<Buffer>,
   opts: { recordingSid?: string; transcribe?: boolean } = {},
 ): Promise<{ transcriptionQueued: boolean }> {
   let transcribe = false;
@@ -65,7 +65,14 @@ export async function storeRecording(
   let committed = false;
   try {
     const sniffer = new Mp3Sniffer();
-    const { bytes } = await deps.store.put(key, capped(body, MAX_RECORDING_BYTES, sniffer));
+    // a Readable (an operator's upload) through the capping Transform; the download's chunks, each
+    // valid until the next is asked for, one at a time straight to the store (nothing queued)
+    const { bytes } = await deps.store.put(
+      key,
+      body instanceof Readable
+        ? capped(body, MAX_RECORDING_BYTES, sniffer)
+        : cappedChunks(body, MAX_RECORDING_BYTES, sniffer),
+    );
     const duration = await measureMp3(deps.store, key, bytes, sniffer);
     if (duration === null) {
       throw new AppError(
@@ -88,6 +95,7 @@ export async function storeRecording(
       const processing = rows[0]?.processing_state;
       await emitEvent(tx, {
         organizationId: call.organization_id,
+        environment: call.environment,
         eventType: 'call.recording.ready',
         resourceId: call.id,
         callId: call.id,

@@ -72,6 +72,7 @@ export async function deleteRecording(
       tx,
       recordingDeletedEvent({
         organizationId: call.organization_id,
+        environment: call.environment,
         callId: call.id,
         reason: input.reason,
         recordingSid: call.recording_sid,

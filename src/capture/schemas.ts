@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { importedAnalysisSchema } from '../domain/analysis.ts';
+import { BULK_MAX } from '../domain/inbox.ts';
 import { OUTBOUND_LIFECYCLES } from '../domain/outbound-lifecycle.ts';
+import { ENVIRONMENTS } from '../domain/tenant.ts';
 import { CRM_STATUSES, DIRECTIONS, REVIEW_STATUSES } from '../domain/values.ts';
 import { DELETION_REASONS } from '../webhooks/outbox/event-data/deletion.ts';
 
@@ -40,6 +42,8 @@ export const createCallSchema = z
     review_status: z.enum(REVIEW_STATUSES).nullish(),
     transcript_original: transcript.nullish(),
     transcript_processed: importedAnalysisSchema.nullish(),
+    /** the data environment the call belongs to (spec/api-v1-additions.md "Test mode"); default live */
+    environment: z.enum(ENVIRONMENTS).optional(),
   })
   .superRefine((b, ctx) => {
     if (b.direction === 'outbound' && !b.customer_phone) {
@@ -72,3 +76,18 @@ export const callStatusesSchema = z.strictObject({
   crm_status: z.enum(CRM_STATUSES),
   review_status: z.enum(REVIEW_STATUSES).nullable(),
 });
+
+/**
+ * The lead inbox's quick and bulk actions (setStatusesOfCalls): the selected calls and the change,
+ * a CRM status, a review status, or both. At most BULK_MAX calls: one inbox page at its largest.
+ */
+export const callStatusesBulkSchema = z
+  .strictObject({
+    ids: z.array(z.string()).min(1).max(BULK_MAX),
+    crm_status: z.enum(CRM_STATUSES).optional(),
+    review_status: z.enum(REVIEW_STATUSES).optional(),
+  })
+  .refine((v) => v.crm_status !== undefined || v.review_status !== undefined, {
+    path: ['crm_status'],
+    message: 'Give crm_status, review_status or both.',
+  });

@@ -101,13 +101,18 @@ export const PROVISIONING_COMMANDS: Command[] = [
       org,
       email: { hint: 'email', required: true },
       password: { hint: 'password|-', required: true, help: '"-" reads it from stdin' },
+      role: { hint: 'owner|admin|agent', help: 'what the user may do in the web app; admin when omitted' },
     },
     summary: 'add a user to an organization',
     run: async (c) =>
       c.call({
         method: 'POST',
         path: `/organizations/${enc(req(c, 'org'))}/users`,
-        json: { email: str(c, 'email'), password: await secret(c, 'password') },
+        json: {
+          email: str(c, 'email'),
+          password: await secret(c, 'password'),
+          ...(str(c, 'role') === undefined ? {} : { role: str(c, 'role') }),
+        },
       }),
   },
   {

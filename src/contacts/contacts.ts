@@ -1,7 +1,8 @@
+import { inScope, rowInScope, scopeParams } from '../db/tenant-sql.ts';
 import type { Queryable } from '../db/types.ts';
 import type { Deps } from '../deps.ts';
 import { normalizePhone } from '../domain/phone.ts';
-import { type Scope, scopedOrganization, type TenantScope } from '../domain/tenant.ts';
+import type { Environment, Scope, TenantScope } from '../domain/tenant.ts';
 import { AppError, badRequest, notFound, validationError } from '../errors.ts';
 import { isUuid, newId } from '../ids.ts';
 import {
@@ -27,6 +28,7 @@ import {
 interface ContactRow extends ContactFields {
   id: string;
   organization_id: string;
+  environment: Environment;
   phone_e164: string | null;
   version: number;
   created_at: Date;
@@ -86,9 +88,9 @@ async function refuseDuplicate(
   ]);
   const { rows } = await tx.query<{ id: string }>(
     `SELECT id FROM contacts
-      WHERE organization_id = $1 AND phone_e164 = $2 AND ($3::uuid IS NULL OR id <> $3::uuid)
+      WHERE ${inScope(null, 1, 2)} AND phone_e164 = $3 AND ($4::uuid IS NULL OR id <> $4::uuid)
       ORDER BY created_at, id LIMIT 1`,
-    [scope.organizationId, e164, exceptId],
+    [...scopeParams(scope), e164, exceptId],
   );
   if (rows[0]) {
     throw new AppError(
@@ -128,6 +130,7 @@ export async function createContact(
     const c: ContactRow = {
       id,
       organization_id: organizationId,
+      environment: scope.environment,
       phone: input.phone,
       phone_e164: e164,
       first_name: input.first_name ?? null,
@@ -141,12 +144,12 @@ export async function createContact(
       updated_at: now,
     };
     await tx.query(
-      `INSERT INTO contacts (id, organization_id, phone, phone_e164, first_name, last_name, email, company,
-         notes, tags, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+      `INSERT INTO contacts (id, organization_id, environment, phone, phone_e164, first_name, last_name, email,
+         company, notes, tags, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
       [
         id,
-        organizationId,
+        ...scopeParams(scope),
         c.phone,
         e164,
         c.first_name,
@@ -160,6 +163,7 @@ export async function createContact(
     );
     await emitEvent(tx, {
       organizationId,
+      environment: scope.environment,
       eventType: 'contact.created',
       resourceId: id,
       callId: null,
@@ -182,7 +186,6 @@ export async function updateContact(
   patch: ContactPatch,
   opts: { uniquePhone?: boolean } = {},
 ): Promise<ContactView> {
-  const organizationId = scopedOrganization(scope);
   if (!EDITABLE_CONTACT_FIELDS.some((f) => patch[f] !== undefined)) {
     throw badRequest(`Send at least one of the fields ${EDITABLE_CONTACT_FIELDS.join(', ')}.`);
   }
@@ -192,7 +195,7 @@ export async function updateContact(
       contactId,
     ]);
     const before = rows[0];
-    if (!before || (organizationId !== null && before.organization_id !== organizationId)) {
+    if (!before || !rowInScope(before, scope)) {
       throw notFound(`No contact ${contactId}.`);
     }
     const wanted = patch.tags ? { ...patch, tags: normalizeTags(patch.tags) } : patch;
@@ -202,8 +205,9 @@ export async function updateContact(
     const after = { ...before, ...diff };
     if (diff.phone !== undefined) {
       after.phone_e164 = await phoneE164(tx, before.organization_id, diff.phone);
-      if (opts.uniquePhone && 'organizationId' in scope) {
-        await refuseDuplicate(tx, scope, after.phone_e164, before.id);
+      if (opts.uniquePhone) {
+        const own = { organizationId: before.organization_id, environment: before.environment };
+        await refuseDuplicate(tx, own, after.phone_e164, before.id);
       }
     }
     after.version = before.version + 1;
@@ -228,6 +232,7 @@ export async function updateContact(
     );
     await emitEvent(tx, {
       organizationId: before.organization_id,
+      environment: before.environment,
       eventType: 'contact.updated',
       resourceId: before.id,
       callId: null,
@@ -253,21 +258,21 @@ export async function listContacts(
   const search = f.search?.trim() ? `%${f.search.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
   const { rows } = await q.query<ContactRow>(
     `SELECT * FROM contacts
-      WHERE organization_id = $1
-        AND ($2::text IS NULL OR concat_ws(' ', first_name, last_name, company, email, phone, phone_e164) ILIKE $2)
+      WHERE ${inScope(null, 1, 2)}
+        AND ($3::text IS NULL OR concat_ws(' ', first_name, last_name, company, email, phone, phone_e164) ILIKE $3)
       ORDER BY created_at DESC, id DESC
-      LIMIT $3 OFFSET $4`,
-    [scope.organizationId, search, f.limit + 1, f.offset],
+      LIMIT $4 OFFSET $5`,
+    [...scopeParams(scope), search, f.limit + 1, f.offset],
   );
   return { items: rows.slice(0, f.limit).map(view), has_more: rows.length > f.limit };
 }
 
-/** One contact of the organization, or null (unknown id, another organization's, not a UUID). */
+/** One contact of the scope, or null (unknown id, another organization's or environment's, not a UUID). */
 export async function getContact(q: Queryable, scope: TenantScope, id: string): Promise<ContactView | null> {
   if (!isUuid(id)) return null;
   const { rows } = await q.query<ContactRow>(
-    'SELECT * FROM contacts WHERE id = $1 AND organization_id = $2',
-    [id, scope.organizationId],
+    `SELECT * FROM contacts WHERE id = $1 AND ${inScope(null, 2, 3)}`,
+    [id, ...scopeParams(scope)],
   );
   return rows[0] ? view(rows[0]) : null;
 }
@@ -297,13 +302,13 @@ export async function findContacts(
   const phones = f.phoneDigits?.map((d) => `%${d}`) ?? null;
   const { rows } = await q.query<ContactRow>(
     `SELECT * FROM contacts
-      WHERE organization_id = $1
-        AND ($2::text[] IS NULL OR phone_e164 LIKE ANY ($2::text[]))
-        AND ($3::text IS NULL OR concat_ws(' ', first_name, last_name, company, email) ILIKE $3
-             OR concat_ws(' ', last_name, first_name) ILIKE $3)
+      WHERE ${inScope(null, 1, 2)}
+        AND ($3::text[] IS NULL OR phone_e164 LIKE ANY ($3::text[]))
+        AND ($4::text IS NULL OR concat_ws(' ', first_name, last_name, company, email) ILIKE $4
+             OR concat_ws(' ', last_name, first_name) ILIKE $4)
       ORDER BY created_at DESC, id DESC
-      LIMIT $4 OFFSET $5`,
-    [scope.organizationId, phones, like, f.limit + 1, (f.page - 1) * f.limit],
+      LIMIT $5 OFFSET $6`,
+    [...scopeParams(scope), phones, like, f.limit + 1, (f.page - 1) * f.limit],
   );
   return { items: rows.slice(0, f.limit).map(view), has_more: rows.length > f.limit };
 }

@@ -16,5 +16,5 @@ export type CrmStatus = (typeof CRM_STATUSES)[number];
 export const REVIEW_STATUSES = ['new', 'needs_decision', 'needs_review', 'handled', 'no_action'] as const;
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
 
-/** The REST environment of a key (GET /me): always live today; test keys are planned. */
-export const ENVIRONMENTS = ['live'] as const;
+/** The data environment of a key (GET /me) and of all tenant data: live or test (domain/tenant.ts). */
+export { ENVIRONMENTS } from './tenant.ts';

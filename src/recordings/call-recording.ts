@@ -1,12 +1,15 @@
+import { inAnyScope } from '../db/tenant-sql.ts';
 import type { Queryable } from '../db/types.ts';
 import type { RecordingFacts } from '../domain/recording-availability.ts';
 import type { RecordingConsent } from '../domain/recording-consent.ts';
+import type { Environment, TenantScope } from '../domain/tenant.ts';
 import { isUuid } from '../ids.ts';
 
 /** The columns of a call that recording reads and writes need, with its organization's entitlement. */
 export interface RecordingCall {
   id: string;
   organization_id: string;
+  environment: Environment;
   direction: RecordingFacts['direction'];
   recording_state: RecordingFacts['recordingState'];
   recording_mode: RecordingFacts['recordingMode'];
@@ -26,25 +29,25 @@ export interface RecordingCall {
 }
 
 /**
- * Loads one call by id, optionally only within an organization (REST: another organization's call
- * is simply not found). A malformed id is "not found" without a query. forUpdate locks the call row
+ * Loads one call by id, optionally only within a tenant scope (REST: another organization's or the
+ * other environment's call is simply not found). A malformed id is "not found" without a query. forUpdate locks the call row
  * for the rest of the transaction, so concurrent uploads and deletions of one recording serialise.
  */
 export async function findRecordingCall(
   q: Queryable,
   callId: string,
-  opts: { organizationId?: string; forUpdate?: boolean } = {},
+  opts: { scope?: TenantScope; forUpdate?: boolean } = {},
 ): Promise<RecordingCall | null> {
   if (!isUuid(callId)) return null;
   const { rows } = await q.query<RecordingCall>(
-    `SELECT c.id, c.organization_id, c.direction, c.recording_state, c.recording_mode, c.recording_consent,
+    `SELECT c.id, c.organization_id, c.environment, c.direction, c.recording_state, c.recording_mode, c.recording_consent,
             c.outbound_lifecycle, c.recording_key, c.recording_bytes, c.recording_sid, c.duration, c.recording_deleted_at,
             c.trashed_at, c.deletion_scheduled_at, c.pending_deletion_at, c.erased_at, o.entitlement
        FROM calls c JOIN organizations o ON o.id = c.organization_id
-      WHERE c.id = $1 AND ($2::uuid IS NULL OR c.organization_id = $2::uuid)
+      WHERE c.id = $1 AND ${inAnyScope('c', 2, 3)}
       ${opts.forUpdate ? 'FOR UPDATE OF c' : ''}`,
-    [callId, opts.organizationId ?? null],
-    { name: opts.forUpdate ? 'recordings_call_locked_v1' : 'recordings_call_v1' },
+    [callId, opts.scope?.organizationId ?? null, opts.scope?.environment ?? null],
+    { name: opts.forUpdate ? 'recordings_call_locked_v2' : 'recordings_call_v2' },
   );
   return rows[0] ?? null;
 }

@@ -187,5 +187,25 @@ export function capped(source: Readable, max: number, sniffer?: Mp3Sniffer): Rea
   return source.pipe(limiter);
 }
 
+/**
+ * capped() for a source of chunks that are valid only until the next is asked for (pulled-get.ts):
+ * each chunk is passed on as is, after the sniffer saw it; a consumer asks for the next one only
+ * once it is done with the last (BlobStore.put writes each before it asks), so nothing is queued or
+ * copied here. Throws 413 once the chunks exceed max bytes; stopping early closes the source.
+ */
+export async function* cappedChunks(
+  source: AsyncIterable<Buffer>,
+  max: number,
+  sniffer?: Mp3Sniffer,
+): AsyncGenerator<Buffer> {
+  let seen = 0;
+  for await (const chunk of source) {
+    seen += chunk.length;
+    if (seen > max) throw tooLarge(max);
+    sniffer?.push(chunk);
+    yield chunk;
+  }
+}
+
 export const tooLarge = (max: number) =>
   new AppError('PAYLOAD_TOO_LARGE', `The recording exceeds ${max} bytes; upload a smaller MP3 file.`);

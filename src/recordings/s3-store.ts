@@ -58,7 +58,17 @@ export function s3BlobStore(opts: S3StoreOptions): S3BlobStore {
   };
 
   return {
-    async put(key, body) {
+    async put(key, source) {
+      // chunks valid only until the next is asked for (the download's) are copied: the multipart
+      // upload holds them until its part is full
+      const body =
+        source instanceof Readable
+          ? source
+          : Readable.from(
+              (async function* () {
+                for await (const chunk of source) yield Buffer.from(chunk);
+              })(),
+            );
       let bytes = 0;
       const counter = new Transform({
         transform(chunk: Buffer, _enc, cb) {

@@ -9,7 +9,16 @@ import type { BlobStore } from './store.ts';
  * either (docs/capture.md "Redaction"). The recording is decoded (mpg123, streaming), the spans'
  * samples set to zero, and each decoded chunk encoded again (lamejs, constant bit rate) as it comes:
  * memory holds one decoded chunk and the encoded result.
+ *
+ * Times stay where they were: encoding and decoding an MP3 again delays its audio by
+ * REENCODE_SHIFT_SAMPLES (LAME's 576-sample encoder delay and the 529-sample delay of MP3's
+ * synthesis filter bank), so that many samples are dropped from the start of what is encoded. A
+ * word said at 12.3 s in the carrier's file is at 12.3 s in ours, where the transcript's times, the
+ * silenced spans and the evidence times (docs/capture.md) place it.
  */
+
+/** How far a decode → lamejs encode → decode round trip delays audio, in samples at any rate (measured: test/recordings/silence.test.ts). */
+export const REENCODE_SHIFT_SAMPLES = 1105;
 
 export interface ChannelSpan {
   /** 0 = left / first channel, 1 = right; a mono recording silences its one channel for either */
@@ -48,6 +57,7 @@ export async function silenceRecording(
   let rate = 0;
   let at = 0; // samples decoded so far (per channel)
   let silenced = 0;
+  let skip = REENCODE_SHIFT_SAMPLES; // samples still to drop from the start of the encoder's input
   try {
     for await (const chunk of store.read(key)) {
       const { channelData, samplesDecoded, sampleRate } = decoder.decode(chunk as Uint8Array);
@@ -66,10 +76,13 @@ export async function silenceRecording(
         for (const ch of targets) data[ch].fill(0, from - at, to - at);
         silenced += (to - from) / rate;
       }
-      const pcm = data.map(toInt16);
+      at += samplesDecoded;
+      const drop = Math.min(skip, samplesDecoded);
+      skip -= drop;
+      if (drop === samplesDecoded) continue;
+      const pcm = data.map((c) => toInt16(c.subarray(drop)));
       const out = channels === 2 ? encoder.encodeBuffer(pcm[0], pcm[1]) : encoder.encodeBuffer(pcm[0]);
       if (out.length) parts.push(Buffer.from(out.buffer, out.byteOffset, out.byteLength));
-      at += samplesDecoded;
     }
     if (!encoder) return { bytes: (await store.size(key)) ?? 0, silencedSeconds: 0 };
     const end = encoder.flush();

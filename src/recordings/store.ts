@@ -1,13 +1,18 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 /** Recordings are blobs behind this small interface; the default keeps files under DATA_DIR/recordings. */
 export interface BlobStore {
-  /** Streams body into the blob at key (atomic: readers never see a partial file). */
-  put(key: string, body: Readable): Promise<{ bytes: number }>;
+  /**
+   * Streams body into the blob at key (atomic: readers never see a partial file). A body that is not
+   * a Readable is a source of chunks each valid only until the next is asked for (the recording
+   * download's reused buffers, src/recordings/pulled-get.ts): the store is done with a chunk (written,
+   * or copied) before it asks for the next.
+   */
+  put(key: string, body: Readable | AsyncIterable<Buffer>): Promise<{ bytes: number }>;
   /** Size in bytes, or null when missing. */
   size(key: string): Promise<number | null>;
   /** A stream of bytes [start, end] inclusive (whole blob when no range). */
@@ -28,7 +33,8 @@ export function fileBlobStore(root: string): BlobStore {
       await mkdir(dirname(path), { recursive: true });
       const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
       try {
-        await pipeline(body, createWriteStream(tmp));
+        if (body instanceof Readable) await pipeline(body, createWriteStream(tmp));
+        else await writeChunks(tmp, body);
         await rename(tmp, path);
       } catch (err) {
         await rm(tmp, { force: true });
@@ -51,4 +57,17 @@ export function fileBlobStore(root: string): BlobStore {
       await rm(pathOf(key), { force: true });
     },
   };
+}
+
+/** Each chunk written whole before the next is asked for: one write in flight, nothing queued. */
+async function writeChunks(path: string, body: AsyncIterable<Buffer>): Promise<void> {
+  const file = await open(path, 'wx');
+  try {
+    for await (const chunk of body) {
+      let at = 0;
+      while (at < chunk.length) at += (await file.write(chunk, at, chunk.length - at)).bytesWritten;
+    }
+  } finally {
+    await file.close();
+  }
 }

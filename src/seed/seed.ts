@@ -10,6 +10,7 @@ import { newId } from '../ids.ts';
 import { silentMp3 } from './demo-audio.ts';
 import { DEMO_CALLS, DEMO_COMPANY, type DemoCall, fullAnalysis } from './demo-calls.ts';
 import { DEMO_KEY_NAME, DEMO_KEY_SCOPES, DEMO_OWNER_EMAIL, newDemoPassword } from './demo-owner.ts';
+import { demoLineTimes } from './demo-times.ts';
 
 export { DEMO_KEY_SCOPES, DEMO_OWNER_EMAIL } from './demo-owner.ts';
 
@@ -184,6 +185,13 @@ async function insertDemoCall(
       createdAt,
     ],
   );
+  // estimated line times, so the demo's call pages play from a line (demo-times.ts)
+  if (d.blob && c.transcript !== undefined) {
+    await tx.query('UPDATE calls SET transcript_times = $2 WHERE id = $1', [
+      c.id,
+      JSON.stringify(demoLineTimes(oneTurnPerLine(c.transcript), d.blob.duration)),
+    ]);
+  }
 }
 
 /** A demo script, written as one line in demo-calls.ts, stored as the pipeline stores transcripts: one turn per line. */

@@ -25,9 +25,9 @@ test('GET /api/v1/openapi.json is served without authentication and equals the g
   assert.equal(res.headers['x-ratelimit-limit'], undefined);
 });
 
-test('the document is OpenAPI 3.1, revision 0.13.0, with the deployment as server and Bearer security', () => {
+test('the document is OpenAPI 3.1, revision 0.14.0, with the deployment as server and Bearer security', () => {
   assert.equal(doc.openapi, '3.1.0');
-  assert.equal(doc.info.version, '0.13.0');
+  assert.equal(doc.info.version, '0.14.0');
   assert.deepEqual(doc.servers, [
     { url: 'https://calls.example.test/api/v1', description: 'This deployment' },
   ]);
@@ -173,6 +173,7 @@ test('assertMatchesOpenApi fails on a body, status or header the document does n
     user_id: '6f1c1f0e-5a4b-4c3d-9e2f-1a2b3c4d5e6f',
     organization_id: '6f1c1f0e-5a4b-4c3d-9e2f-1a2b3c4d5e6f',
     scopes: [],
+    environment: 'live',
   };
   assertMatchesOpenApi('GET', '/me', { statusCode: 200, headers, body: body(me) });
   assert.throws(() =>

@@ -21,7 +21,7 @@ test('POST /api-keys answers 201 with the key once; the row stores only its hash
     scopes: ['read.calls', 'read.recordings'],
   });
   assert.equal(res.status, 201);
-  assert.deepEqual(Object.keys(res.json).sort(), ['api_key_id', 'key']);
+  assert.deepEqual(Object.keys(res.json).sort(), ['api_key_id', 'environment', 'key']);
   assert.match(res.json.key, /^cc_live_[A-Za-z0-9_-]{43}$/);
   const { rows } = await h.db.query<{
     key_hash: string;

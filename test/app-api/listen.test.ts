@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import Stripe from 'stripe';
 import type { CliIo } from '../../src/cli/command.ts';
 import { reconnectDelayMs, runListen, SseParser } from '../../src/cli/listen.ts';
+import { tenantScope } from '../../src/domain/tenant.ts';
 import { sseEvent } from '../../src/http/public/app-api/listen.ts';
 import { RELEASE_HELD_SQL } from '../../src/webhooks/delivery/reconcile.ts';
 import { assertActivationAllowed } from '../../src/webhooks/subscriptions/handshake.ts';
@@ -87,11 +88,11 @@ test('reconnectDelayMs doubles from 0.5 s to at most 10 s with ±20 % jitter', (
 test('a listen session is a held subscription: fanned out to, never POSTed, not listed, not counted', async () => {
   const { orgId } = await orgWithLogin(h.db, await passwordHash());
   await h.db.query('UPDATE organizations SET max_active_subscriptions = 1 WHERE id = $1', [orgId]);
-  const s = await openListenSession(h.deps, { organizationId: orgId, eventTypes: ['call.completed'] });
+  const s = await openListenSession(h.deps, tenantScope(orgId), { eventTypes: ['call.completed'] });
   assert.match(String(s.secret), /^whsec_/);
   assert.deepEqual(s.event_types, ['call.completed']);
-  assert.deepEqual(await listSubscriptions(h.db, orgId, h.clock.now()), []);
-  await h.db.transaction((tx) => assertActivationAllowed(tx, orgId, null));
+  assert.deepEqual(await listSubscriptions(h.db, tenantScope(orgId), h.clock.now()), []);
+  await h.db.transaction((tx) => assertActivationAllowed(tx, tenantScope(orgId), null));
 
   const eventId = await emit(h.deps, { orgId, eventType: 'call.completed' });
   await emit(h.deps, { orgId, eventType: 'call.transcribed' });
@@ -126,6 +127,7 @@ test('a listen session is a held subscription: fanned out to, never POSTed, not 
   assert.equal((verified as unknown as { event_id: string }).event_id, eventId);
   assert.deepEqual(Object.keys(d.headers).sort(), [
     'content-type',
+    'service-environment',
     'service-event-id',
     'service-event-type',
     'service-signature',
@@ -140,7 +142,7 @@ test('a listen session is a held subscription: fanned out to, never POSTed, not 
     [[d.delivery_id, eventId]],
   );
   // A resume hands leased rows back at once.
-  await openListenSession(h.deps, { organizationId: orgId, resumeId: s.subscription_id });
+  await openListenSession(h.deps, tenantScope(orgId), { resumeId: s.subscription_id });
   const resumed = await claimListenDeliveries(h.deps, {
     subscriptionId: s.subscription_id,
     owner: leaseOwnerOf('stream-2'),
@@ -149,7 +151,7 @@ test('a listen session is a held subscription: fanned out to, never POSTed, not 
 
   // An ack from a stream that no longer holds the lease changes nothing; the holder's does.
   const ack = { delivery_id: d.delivery_id, status: 204, duration_ms: 7 };
-  const base = { organizationId: orgId, subscriptionId: s.subscription_id };
+  const base = { scope: tenantScope(orgId), subscriptionId: s.subscription_id };
   assert.equal(await ackListenDeliveries(h.deps, { ...base, streamId: 'stream-1', acks: [ack] }), 0);
   assert.equal(await ackListenDeliveries(h.deps, { ...base, streamId: 'stream-2', acks: [ack] }), 1);
   assert.deepEqual(
@@ -168,7 +170,7 @@ test('a listen session is a held subscription: fanned out to, never POSTed, not 
   assert.equal(await expireListenSessions(h.deps), 1);
   assert.deepEqual((await rows()).map((r) => r.status).sort(), ['delivered', 'skipped']);
   await assert.rejects(
-    openListenSession(h.deps, { organizationId: orgId, resumeId: s.subscription_id }),
+    openListenSession(h.deps, tenantScope(orgId), { resumeId: s.subscription_id }),
     (e: Error & { code?: string }) => e.code === 'NOT_FOUND',
   );
 });
@@ -176,25 +178,25 @@ test('a listen session is a held subscription: fanned out to, never POSTed, not 
 test('trigger: 409 without a session, webhook.test to every session, other types replay the latest event', async () => {
   const { orgId } = await orgWithLogin(h.db, await passwordHash());
   await assert.rejects(
-    triggerListenEvent(h.deps, { organizationId: orgId, eventType: 'webhook.test' }),
+    triggerListenEvent(h.deps, { scope: tenantScope(orgId), eventType: 'webhook.test' }),
     (e: Error & { code?: string; status?: number }) => e.code === 'CONFLICT' && e.status === 409,
   );
-  const s = await openListenSession(h.deps, { organizationId: orgId, eventTypes: ['contact.created'] });
-  const t = await triggerListenEvent(h.deps, { organizationId: orgId, eventType: 'webhook.test' });
+  const s = await openListenSession(h.deps, tenantScope(orgId), { eventTypes: ['contact.created'] });
+  const t = await triggerListenEvent(h.deps, { scope: tenantScope(orgId), eventType: 'webhook.test' });
   assert.deepEqual([t.event_type, t.sessions], ['webhook.test', 1]);
   await assert.rejects(
-    triggerListenEvent(h.deps, { organizationId: orgId, eventType: 'call.completed' }),
+    triggerListenEvent(h.deps, { scope: tenantScope(orgId), eventType: 'call.completed' }),
     (e: Error & { code?: string }) => e.code === 'NOT_FOUND',
   );
   await assert.rejects(
-    triggerListenEvent(h.deps, { organizationId: orgId, eventType: 'call.nope' }),
+    triggerListenEvent(h.deps, { scope: tenantScope(orgId), eventType: 'call.nope' }),
     (e: Error & { code?: string }) => e.code === 'BAD_REQUEST',
   );
   const older = await emit(h.deps, { orgId, eventType: 'call.completed' });
   h.clock.advance(1000);
   const latest = await emit(h.deps, { orgId, eventType: 'call.completed' });
   assert.notEqual(older, latest);
-  const r = await triggerListenEvent(h.deps, { organizationId: orgId, eventType: 'call.completed' });
+  const r = await triggerListenEvent(h.deps, { scope: tenantScope(orgId), eventType: 'call.completed' });
   assert.equal(r.event_id, latest);
   const sent = await claimListenDeliveries(h.deps, {
     subscriptionId: s.subscription_id,

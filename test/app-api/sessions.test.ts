@@ -84,7 +84,12 @@ test('GET /session answers the session user, organization and CSRF token', async
   const c = await login(h, email);
   const res = await c.get('/app/api/session');
   assert.equal(res.status, 200);
-  assert.deepEqual(res.json, { user_id: ownerId, organization_id: orgId, csrf_token: c.csrf });
+  assert.deepEqual(res.json, {
+    user_id: ownerId,
+    organization_id: orgId,
+    environment: 'live',
+    csrf_token: c.csrf,
+  });
 });
 
 test('GET /session without a cookie answers 401 UNAUTHORIZED', async () => {

@@ -19,6 +19,7 @@ import { createHarness, type Harness } from '../helpers/harness.ts';
 import { admin, adminHeaders, errorBody, errorJson } from '../helpers/http.ts';
 import { settleJobs } from '../helpers/jobs.ts';
 import { mp3 } from '../helpers/mp3.ts';
+import { stereoSpansMp3 } from '../helpers/stereo-mp3.ts';
 
 let h: Harness;
 let orgId: string;
@@ -247,4 +248,38 @@ test('/metrics counts processing jobs by stage and state, and their runs by outc
   // the webhook metrics are still there, and this process's own run counter
   assert.ok(lines.includes('# TYPE callcap_webhook_deliveries gauge'));
   assert.ok(value('callcap_processing_job_runs_total{stage="transcribe",outcome="failed"}') >= 2);
+});
+
+// after the /metrics test, which counts the transcribe runs of the tests before it
+test("a dual-channel recording: its talk metrics and the transcript lines' times are stored with the transcript", async () => {
+  // inbound: the customer on channel 0 (1–5 s), the agent on channel 1 (6–8 s)
+  const audio = stereoSpansMp3({ seconds: 10, left: [[1, 5]], right: [[6, 8]] });
+  const { provider } = fakeTranscription({
+    answer: () => ({
+      text: 'Customer: Hi, my boiler is broken.\nAgent: We can come on Friday.',
+      language: 'en',
+      segments: [
+        { speaker: 'customer', start: 1, end: 3, text: 'Hi,' },
+        { speaker: 'customer', start: 3.2, end: 5, text: 'my boiler is broken.' },
+        { speaker: 'agent', start: 6, end: 8, text: 'We can come on Friday.' },
+      ],
+    }),
+  });
+  h.deps.capture = { ...builtInCaptureProviders(), transcription: provider };
+  const id = await insertCall(h.db, { orgId });
+  assert.equal((await putAudio(id, audio)).statusCode, 204);
+  await settleJobs(h.deps);
+  const { rows } = await h.db.query<{ talk_metrics: Record<string, unknown>; transcript_times: unknown }>(
+    'SELECT talk_metrics, transcript_times FROM calls WHERE id = $1',
+    [id],
+  );
+  assert.deepEqual(rows[0].transcript_times, [
+    [1, 5],
+    [6, 8],
+  ]);
+  const m = rows[0].talk_metrics;
+  assert.equal(m.frame_seconds, 0.02);
+  assert.ok(Math.abs(Number(m.customer_seconds) - 4) <= 0.041, String(m.customer_seconds));
+  assert.ok(Math.abs(Number(m.agent_seconds) - 2) <= 0.041, String(m.agent_seconds));
+  assert.equal((m.longest_monologue as Record<string, unknown>).speaker, 'customer');
 });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { builtInCaptureProviders } from '../../src/capture/jobs/providers.ts';
+import { labelledText } from '../../src/capture/providers/transcript.ts';
 import type { TranscriptionResult, TranscriptSegment } from '../../src/domain/capture-providers.ts';
 import { insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
@@ -34,7 +35,7 @@ function words(text: string, start: number, end: number) {
 
 function provider(segments: TranscriptSegment[], withWords: boolean) {
   const segs = segments.map((s) => (withWords ? { ...s, words: words(s.text, s.start, s.end) } : s));
-  const text = segs.map((s) => `${s.speaker === 'agent' ? 'Agent' : 'Customer'}: ${s.text}`).join('\n');
+  const text = labelledText(segs);
   const result: TranscriptionResult = { text, language: 'en', segments: segs };
   return { name: 'fake-stt', maxUploadBytes: 25 * 1024 * 1024, transcribe: async () => result };
 }
@@ -112,4 +113,36 @@ test('without word times: the transcript is redacted, the audio left, the call f
   );
   assert.equal(rows[0].audio_redaction, 'no_word_times');
   assert.equal(await h.deps.store.size(key), audio.length);
+});
+
+test('evidence carries the time its words were said: the word’s own time with word times, the segment’s start without', async () => {
+  const segments: TranscriptSegment[] = [
+    { speaker: 'agent', start: 0.5, end: 2, text: 'Acme Plumbing, how can I help you?' },
+    // six words over three seconds, half a second each: the quote "my name is Jane Miller" begins
+    // with the second word, at 3.0 s
+    { speaker: 'customer', start: 2.5, end: 5.5, text: 'Hi, my name is Jane Miller.' },
+    { speaker: 'customer', start: 6, end: 9, text: 'My water heater is leaking, please call me back.' },
+  ];
+  for (const [withWords, start] of [
+    [true, 3],
+    [false, 2.5],
+  ] as const) {
+    h.deps.capture = { ...builtInCaptureProviders(), transcription: provider(segments, withWords) };
+    const { callId } = await callWithAudio(stereoMp3({ seconds: 10, ...INBOUND_TONES }));
+    await settleJobs(h.deps);
+    const { rows } = await h.db.query<{
+      evidence: Record<string, { quote: string; turn: number; start: number | null }>;
+      times: unknown;
+    }>(
+      `SELECT ca.evidence, c.pending_transcript_times AS times
+         FROM call_analyses ca JOIN calls c ON c.id = ca.call_id WHERE ca.call_id = $1`,
+      [callId],
+    );
+    assert.deepEqual(
+      rows[0].evidence.caller_name,
+      { quote: 'my name is Jane Miller', turn: 1, start },
+      `words: ${withWords}`,
+    );
+    assert.equal(rows[0].times, null, 'the times leave with the inbox');
+  }
 });

@@ -135,6 +135,26 @@ test('org create, org update, user create, key create, key revoke and tracker cr
   assert.equal((await ok(['org', 'update', id, '--retention-days', 'none'])).retention_days, null);
 
   const user = await ok(['user', 'create', '--org', id, '--email', email(), '--password', 'long-enough']);
+  const agent = await ok([
+    'user',
+    'create',
+    '--org',
+    id,
+    '--email',
+    email(),
+    '--password',
+    'long-enough',
+    '--role',
+    'agent',
+  ]);
+  const roles = await h.db.query<{ role: string }>(
+    'SELECT role FROM users WHERE id = ANY($1) ORDER BY role',
+    [[user.user_id, agent.user_id]],
+  );
+  assert.deepEqual(
+    roles.rows.map((r) => r.role),
+    ['admin', 'agent'],
+  );
   const key = await ok([
     'key',
     'create',

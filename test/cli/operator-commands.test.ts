@@ -154,7 +154,7 @@ test('org list and user list', async () => {
     users.users.map((u: { email: string; role: string }) => [u.email, u.role]),
     [
       [`ops${n}@example.com`, 'owner'],
-      [`member${n}@example.com`, 'member'],
+      [`member${n}@example.com`, 'admin'],
     ],
   );
   const bad = await cli(['org', 'list', '--limit', 'many']);

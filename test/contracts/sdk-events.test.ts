@@ -69,6 +69,7 @@ test('the envelope the server serialises has the SDK’s keys and api_version', 
     serializeEvent(
       {
         organizationId: ID,
+        environment: 'live',
         eventType: 'call.recording.ready',
         resourceId: ID,
         callId: ID,

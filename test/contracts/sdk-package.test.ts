@@ -165,6 +165,7 @@ before(
     const body = serializeEvent(
       {
         organizationId: orgId,
+        environment: 'live',
         eventType: 'call.completed',
         resourceId: callId,
         callId,

@@ -23,6 +23,7 @@ function delivery(eventType: string, data?: Record<string, unknown>) {
   const body = serializeEvent(
     {
       organizationId: newId(),
+      environment: 'live',
       eventType,
       resourceId: id,
       callId: id,
@@ -40,6 +41,7 @@ function delivery(eventType: string, data?: Record<string, unknown>) {
       'service-signature': signatureHeader('whsec_x', body, 1_781_517_600),
       'service-event-id': eventId,
       'service-event-type': eventType,
+      'service-environment': 'live',
     },
   };
 }

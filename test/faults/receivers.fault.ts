@@ -63,6 +63,7 @@ async function burst(orgId: string, n: number): Promise<{ ids: string[]; committ
       const callId = newId();
       const { eventId } = await emitEvent(tx, {
         organizationId: orgId,
+        environment: 'live',
         eventType: 'call.completed',
         resourceId: callId,
         callId,

@@ -157,7 +157,7 @@ export async function startWebApp(): Promise<WebApp> {
   }
 }
 
-/** The owner's and the member's e-mail of demoOrganization: fixed, as the organization's name. */
+/** The owner's and the member's (an agent's, accounts/roles.ts) e-mail of demoOrganization: fixed, as the organization's name. */
 export const DEMO_OWNER = 'owner@demo-plumbing.example';
 export const DEMO_MEMBER = 'member@demo-plumbing.example';
 
@@ -175,7 +175,7 @@ export async function demoOrganization(
   if (opts.member) {
     await db.query(
       `INSERT INTO users (id, organization_id, email, password_hash, role, created_at)
-       VALUES (gen_random_uuid(), $1, $2, $3, 'member', now())`,
+       VALUES (gen_random_uuid(), $1, $2, $3, 'agent', now())`,
       [orgId, DEMO_MEMBER, cheapPasswordHash()],
     );
   }

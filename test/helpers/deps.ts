@@ -1,3 +1,4 @@
+import type { DestinationStream } from 'pino';
 import { captureProvidersFromConfig } from '../../src/capture/jobs/providers.ts';
 import { FakeClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -19,6 +20,8 @@ export function testDeps(
   db: Db,
   dataDir: string,
   env: Record<string, string> = {},
+  /** where the log goes, at every level (default: nowhere, LOG_LEVEL silent) */
+  logTo?: DestinationStream,
 ): Deps & { clock: FakeClock } {
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -34,7 +37,7 @@ export function testDeps(
     config,
     keys: deriveKeys(Buffer.alloc(32, 7)),
     store: blobStoreFromConfig(config),
-    log: createLogger('silent'),
+    log: logTo ? createLogger('trace', logTo) : createLogger('silent'),
     adminToken: ADMIN_TOKEN,
     // as the settings name them (default: rules, no speech-to-text); a test may swap deps.capture
     // for in-test fakes (routes and runners read it per job)

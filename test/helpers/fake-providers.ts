@@ -15,7 +15,9 @@
  *   verbose_json with that tone's segments (unknown tone or silence: empty text).
  * - `POST /v1/listen` (Deepgram): the MP3 body is decoded; with `multichannel=true` each channel's
  *   tone gives that channel's utterances, otherwise the left channel's tone gives diarized
- *   utterances (a segment's `voice` is its Deepgram speaker number).
+ *   utterances (a segment's `voice` is its Deepgram speaker number). Each utterance carries its
+ *   words (spread evenly over it, `word` lower-cased and bare, `punctuated_word` as written), as
+ *   Deepgram answers them.
  * - `POST /v1/chat/completions` (OpenAI): answers `fake.chat(request)` as the message content;
  *   by default a valid analysis that fits the request's schema (sampleAnalysisAnswer).
  *
@@ -202,7 +204,11 @@ export async function startFakeProviders(): Promise<FakeProviders> {
         return {
           detected_language: t ? deepgramLanguage(t.language) : undefined,
           alternatives: [
-            { transcript: t?.segments.map((s) => s.text).join(' ') ?? '', confidence: 0.99, words: [] },
+            {
+              transcript: t?.segments.map((s) => s.text).join(' ') ?? '',
+              confidence: 0.99,
+              words: (t?.segments ?? []).flatMap((s) => deepgramWords(s.text, s.start, s.end)),
+            },
           ],
         };
       });
@@ -213,7 +219,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
           confidence: 0.99,
           channel,
           transcript: s.text,
-          words: [],
+          words: deepgramWords(s.text, s.start, s.end),
           speaker: multi ? 0 : (s.voice ?? 0),
           id: `${channel}-${s.start}`,
         })),
@@ -394,4 +400,15 @@ export function fakeWords(
   const words = text.split(/\s+/).filter(Boolean);
   const step = (end - start) / Math.max(1, words.length);
   return words.map((word, i) => ({ word, start: start + i * step, end: start + (i + 1) * step }));
+}
+
+/** Deepgram's words of an utterance, spread evenly over its time: `word` bare and lower-cased, `punctuated_word` as written. */
+export function deepgramWords(text: string, start: number, end: number) {
+  return fakeWords(text, start, end).map((w) => ({
+    word: w.word.toLowerCase().replace(/^[\p{P}]+|[\p{P}]+$/gu, ''),
+    start: w.start,
+    end: w.end,
+    confidence: 0.99,
+    punctuated_word: w.word,
+  }));
 }

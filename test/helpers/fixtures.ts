@@ -43,13 +43,20 @@ export async function insertOrg(
 
 export async function insertApiKey(
   db: Queryable,
-  k: { orgId: string; userId: string; scopes?: string[]; rateLimit?: number },
+  k: {
+    orgId: string;
+    userId: string;
+    scopes?: string[];
+    rateLimit?: number;
+    environment?: 'live' | 'test';
+  },
 ): Promise<{ keyId: string; key: string }> {
   const keyId = newId();
-  const { key, prefix, hash } = generateApiKey();
+  const { key, prefix, hash } = generateApiKey(k.environment);
   await db.query(
-    `INSERT INTO api_keys (id, organization_id, user_id, prefix, key_hash, scopes, rate_limit_per_hour, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    `INSERT INTO api_keys (id, organization_id, user_id, prefix, key_hash, scopes, rate_limit_per_hour, created_at,
+       environment)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
     [
       keyId,
       k.orgId,
@@ -59,6 +66,7 @@ export async function insertApiKey(
       k.scopes ?? ['read.calls', 'read.recordings'],
       k.rateLimit ?? 1000,
       T0,
+      k.environment ?? 'live',
     ],
   );
   return { keyId, key };
@@ -84,6 +92,7 @@ export interface CallRow {
   pendingDeletionAt?: Date | null;
   erasedAt?: Date | null;
   createdAt?: Date;
+  environment?: 'live' | 'test';
 }
 
 export async function insertCall(db: Queryable, c: CallRow): Promise<string> {
@@ -95,8 +104,8 @@ export async function insertCall(db: Queryable, c: CallRow): Promise<string> {
     `INSERT INTO calls (id, organization_id, direction, caller_phone, customer_phone_e164, customer_phone_national,
        customer_phone_rdigits, company_phone_e164, caller_name, crm_status, review_status, outbound_lifecycle,
        recording_state, recording_mode, recording_key, duration, trashed_at, pending_deletion_at,
-       deletion_scheduled_at, erased_at, created_at, updated_at)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$18,$19,$20,$20)`,
+       deletion_scheduled_at, erased_at, created_at, updated_at, environment)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$18,$19,$20,$20,$21)`,
     [
       id,
       c.orgId,
@@ -118,6 +127,7 @@ export async function insertCall(db: Queryable, c: CallRow): Promise<string> {
       c.pendingDeletionAt ?? null,
       c.erasedAt ?? null,
       created,
+      c.environment ?? 'live',
     ],
   );
   return id;

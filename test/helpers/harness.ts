@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
 import type { FakeClock } from '../../src/clock.ts';
 import type { Config } from '../../src/config.ts';
 import type { Db } from '../../src/db/types.ts';
@@ -24,10 +25,13 @@ export interface Harness {
 }
 
 /** One per test file: a migrated database, a fake clock, the public and operator apps (inject(), no ports). */
-export async function createHarness(env: Record<string, string> = {}): Promise<Harness> {
+export async function createHarness(
+  env: Record<string, string> = {},
+  opts: { logTo?: DestinationStream } = {},
+): Promise<Harness> {
   const db = await createTestDb();
   const dataDir = await mkdtemp(join(tmpdir(), 'callcap-test-'));
-  const deps = testDeps(db, dataDir, env);
+  const deps = testDeps(db, dataDir, env, opts.logTo);
   const { clock, config } = deps;
   let app: FastifyInstance | undefined;
   let operator: FastifyInstance | undefined;

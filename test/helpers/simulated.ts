@@ -21,11 +21,16 @@ export interface SimOrg {
   secret: string;
 }
 
-/** A US organization with no telephony account and no service number, an API key and a subscription. */
+/** A US organization with no telephony account and no service number, a test API key and a test subscription. */
 export async function simOrg(t: TelephonyEnv): Promise<SimOrg> {
   const { orgId, ownerId } = await insertOrg(t.h.db, { country: 'US' });
-  const { key } = await insertApiKey(t.h.db, { orgId, userId: ownerId });
-  const sub = await insertSubscription(t.h.deps, { orgId, url: t.receiver.url });
+  const { key } = await insertApiKey(t.h.db, {
+    orgId,
+    userId: ownerId,
+    environment: 'test',
+    scopes: ['read.calls', 'read.recordings', 'write.calls'],
+  });
+  const sub = await insertSubscription(t.h.deps, { orgId, url: t.receiver.url, environment: 'test' });
   return { orgId, ownerId, apiKey: key, secret: sub.secret };
 }
 

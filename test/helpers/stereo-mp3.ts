@@ -95,3 +95,29 @@ export function toneOf(samples: ArrayLike<number>, sampleRate: number): number |
   if (rises < 1) return null;
   return (rises * sampleRate) / (last - first);
 }
+
+/** Spans of a channel that carry a tone, in seconds: [start, end). */
+export type ToneSpans = readonly (readonly [number, number])[];
+
+/**
+ * A stereo MP3 in which each channel carries its tone only in the given spans and is silent
+ * elsewhere: talk with known times, for the talk metrics (src/domain/talk-metrics.ts).
+ */
+export function stereoSpansMp3(
+  opts: ToneOptions & { left: ToneSpans; right: ToneSpans; leftHz?: number; rightHz?: number },
+): Buffer {
+  const rate = opts.sampleRate ?? 16000;
+  const n = Math.round(opts.seconds * rate);
+  const gated = (hz: number, spans: ToneSpans) => {
+    const full = tone(hz, n, rate);
+    const out = new Int16Array(n);
+    for (const [s, e] of spans)
+      out.set(full.subarray(Math.round(s * rate), Math.round(e * rate)), Math.round(s * rate));
+    return out;
+  };
+  return encode(
+    [gated(opts.leftHz ?? CUSTOMER_TONE_HZ, opts.left), gated(opts.rightHz ?? AGENT_TONE_HZ, opts.right)],
+    rate,
+    opts.kbps ?? 64,
+  );
+}

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
+import type { DestinationStream } from 'pino';
 import { verifyWebhook } from '../../sdk/src/webhooks/verify.ts';
 import { startWorkers } from '../../src/worker.ts';
 import { T0 } from './deps.ts';
@@ -26,12 +27,15 @@ export interface TelephonyEnv {
 }
 
 /** One per test file. */
-export async function startTelephony(env: Record<string, string> = {}): Promise<TelephonyEnv> {
+export async function startTelephony(
+  env: Record<string, string> = {},
+  opts: { logTo?: DestinationStream } = {},
+): Promise<TelephonyEnv> {
   const fake = await startFakeTwilio({ publicBaseUrl: PUBLIC_BASE_URL });
   let h: Harness | undefined;
   let receiver: Receiver | undefined;
   try {
-    h = await createHarness({ PUBLIC_BASE_URL, TWILIO_API_BASE_URL: fake.url, ...env });
+    h = await createHarness({ PUBLIC_BASE_URL, TWILIO_API_BASE_URL: fake.url, ...env }, opts);
     await h.app.listen({ port: 0, host: '127.0.0.1' });
     fake.serviceOrigin = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
     receiver = await startReceiver();

@@ -60,6 +60,7 @@ export async function insertSubscription(
     pausedReason?: string | null;
     eventTypes?: string[];
     at?: Date;
+    environment?: 'live' | 'test';
   },
 ): Promise<{ subscriptionId: string; secretId: string; secret: string }> {
   const subscriptionId = newId();
@@ -69,8 +70,8 @@ export async function insertSubscription(
   const state = s.state ?? 'active';
   await deps.db.query(
     `INSERT INTO webhook_subscriptions (id, organization_id, url, event_types, state, paused_reason, paused_at,
-       last_verified_at, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $8)`,
+       last_verified_at, created_at, updated_at, environment)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $8, $9)`,
     [
       subscriptionId,
       s.orgId,
@@ -80,6 +81,7 @@ export async function insertSubscription(
       s.pausedReason ?? null,
       state === 'paused' ? at : null,
       at,
+      s.environment ?? 'live',
     ],
   );
   await deps.db.query(
@@ -105,6 +107,7 @@ export async function emit(
   const out = await deps.db.transaction((tx) =>
     emitEvent(tx, {
       organizationId: e.orgId,
+      environment: 'live',
       eventType,
       resourceId,
       callId,
@@ -194,6 +197,7 @@ export async function insertDelivery(
   const body = serializeEvent(
     {
       organizationId: d.orgId,
+      environment: 'live',
       eventType,
       resourceId,
       callId: resourceId,

@@ -103,7 +103,7 @@ test("an organization's users are listed owner first, without password hashes", 
       {
         user_id: member.json().user_id,
         email: 'member@delta.example',
-        role: 'member',
+        role: 'admin',
         created_at: '2026-06-15T11:00:05.000Z',
       },
     ],

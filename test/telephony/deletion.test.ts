@@ -27,6 +27,17 @@ after(async () => {
   await t.close();
 });
 
+/**
+ * An organization with redaction off: with it on, Twilio's copy is deleted as soon as ours is stored
+ * (test/telephony/carrier-copy.test.ts); these tests are about the copies retention and erasure find.
+ */
+async function keepingCarrierCopy(): Promise<TelephonyOrg> {
+  const org = await connectOrg(t);
+  const off = await admin(t.h, 'PATCH', `/organizations/${org.orgId}`, { redaction_enabled: false });
+  assert.equal(off.statusCode, 200);
+  return org;
+}
+
 /** A voicemail with stored audio; answers the call id and the recording sid. */
 async function recordedCall(org: TelephonyOrg) {
   const call = await t.fake.inboundCall({ from: '+14155550160', to: org.number, account: org.account });
@@ -56,7 +67,7 @@ const deletes = (recordingSid: string) =>
   );
 
 test('retention: the recording is deleted at Twilio, then here (hard_deleted); a Twilio 404 is provider_404', async () => {
-  const org = await connectOrg(t);
+  const org = await keepingCarrierCopy();
   await admin(t.h, 'PATCH', `/organizations/${org.orgId}`, { retention_days: 30 });
   const a = await recordedCall(org);
   const b = await recordedCall(org);
@@ -101,7 +112,7 @@ test('retention: the recording is deleted at Twilio, then here (hard_deleted); a
 });
 
 test('retention while Twilio fails: nothing is deleted here; the next run deletes both', async () => {
-  const org = await connectOrg(t);
+  const org = await keepingCarrierCopy();
   await admin(t.h, 'PATCH', `/organizations/${org.orgId}`, { retention_days: 30 });
   const a = await recordedCall(org);
   t.h.clock.advance(31 * DAY);
@@ -126,7 +137,7 @@ test('retention while Twilio fails: nothing is deleted here; the next run delete
 });
 
 test('erasure deletes the recording at Twilio (hard_deleted; provider_404 when already gone)', async () => {
-  const org = await connectOrg(t);
+  const org = await keepingCarrierCopy();
   const a = await recordedCall(org);
   const b = await recordedCall(org);
   t.fake.recordings.get(b.recordingSid)!.deleted = true;
@@ -156,7 +167,7 @@ test('erasure deletes the recording at Twilio (hard_deleted; provider_404 when a
 });
 
 test('erasure while Twilio fails goes ahead; the retention sweep deletes the recording at Twilio later', async () => {
-  const org = await connectOrg(t);
+  const org = await keepingCarrierCopy();
   const a = await recordedCall(org);
   t.fake.failRecordingDeletes = 500;
   try {

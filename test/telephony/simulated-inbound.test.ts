@@ -108,6 +108,7 @@ test('POST /test-helpers/inbound-calls: 403 FORBIDDEN for a live key, 403 withou
     orgId: org.orgId,
     userId: org.ownerId,
     scopes: ['read.calls', 'write.calls'],
+    environment: 'live',
   });
   const before = (await t.h.db.query('SELECT count(*)::int AS n FROM calls')).rows[0].n;
   const live = await t.h.app.inject({
@@ -119,10 +120,16 @@ test('POST /test-helpers/inbound-calls: 403 FORBIDDEN for a live key, 403 withou
   assert.equal(live.statusCode, 403);
   assert.equal(live.json().error.code, 'FORBIDDEN');
   assert.match(live.json().error.message, /^Test helpers take a test key/);
+  const readOnly = await insertApiKey(t.h.db, {
+    orgId: org.orgId,
+    userId: org.ownerId,
+    scopes: ['read.calls'],
+    environment: 'test',
+  });
   const noScope = await t.h.app.inject({
     method: 'POST',
     url: '/api/v1/test-helpers/inbound-calls',
-    headers: bearer(org.apiKey),
+    headers: bearer(readOnly.key),
     payload: {},
   });
   assert.equal(noScope.statusCode, 403);
@@ -173,4 +180,59 @@ test('durable: the progress is in the database; a step replayed after a crash ch
   );
   // voice, status in-progress, dial-ended, status completed, recording: each once
   assert.equal(callbacks.rows[0]!.n, 5);
+});
+
+test('REST with a test key: POST /test-helpers/inbound-calls answers 201 with the Call, and the call plays', async () => {
+  t.h.clock.set(T0);
+  const res = await t.h.app.inject({
+    method: 'POST',
+    url: '/api/v1/test-helpers/inbound-calls',
+    headers: bearer(org.apiKey),
+    payload: { scenario: 'voicemail', caller_phone: '+14155552671', caller_name: 'Jordan Lee' },
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  const view = res.json().data as Record<string, unknown>;
+  assert.equal(view.direction, 'inbound');
+  assert.equal(view.customer_phone_e164, '+14155552671');
+  assert.equal(view.company_phone_e164, TEST_SERVICE_NUMBER);
+  assert.equal(view.caller_name, 'Jordan Lee');
+  const id = view.call_id as string;
+  await playOut(t.h, id);
+  const types = (await simEvents(t, org, id)).map((e) => e.event_type).sort();
+  assert.deepEqual(types, ['call.completed', 'call.recording.ready', 'call.transcribed']);
+  // the delivery says its world
+  const delivered = t.receiver.requests.filter((r) => r.body.includes(id));
+  assert.ok(delivered.length >= 3);
+  for (const r of delivered) assert.equal(r.headers['service-environment'], 'test');
+  // a live key of the organization does not see the test call
+  const { key } = await insertApiKey(t.h.db, { orgId: org.orgId, userId: org.ownerId, environment: 'live' });
+  const live = await call(t.h, '/calls/{id}', `/calls/${id}`, key);
+  assert.equal(live.statusCode, 404);
+});
+
+test('REST with a test key: POST /calls to 0001 answers 201 ringing_agent, then call.failed customer_busy', async () => {
+  t.h.clock.set(T0);
+  const res = await t.h.app.inject({
+    method: 'POST',
+    url: '/api/v1/calls',
+    headers: bearer(org.apiKey),
+    payload: { customer_phone: '+14155550001' },
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  const placed = res.json().data as Record<string, unknown>;
+  assert.equal(placed.outbound_lifecycle, 'ringing_agent');
+  assert.equal(placed.company_phone_e164, TEST_SERVICE_NUMBER);
+  const id = placed.call_id as string;
+  await playOut(t.h, id);
+  const events = (await simEvents(t, org, id)).map((e) => [e.event_type, e.data]);
+  assert.deepEqual(
+    events.map((e) => e[0]),
+    ['call.outbound.attempted', 'call.failed'],
+  );
+  assert.deepEqual(events[1]![1], {
+    call_id: id,
+    outbound_lifecycle: 'customer_no_answer',
+    failure_reason: 'customer_busy',
+  });
+  assert.equal(t.fake.restRequests.length, 0);
 });

@@ -123,6 +123,8 @@ test('0000: a connected 30 s conversation, recorded, transcribed from its script
   });
   assert.equal(login.statusCode, 200, login.body);
   const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+  // the web app's test-mode switch: the session works in the test world
+  await t.h.db.query("UPDATE sessions SET environment = 'test' WHERE user_id = $1", [org.ownerId]);
   const page = await t.h.app.inject({ url: `/app/calls/${id}`, headers: { cookie } });
   assert.equal(page.statusCode, 200);
   assert.match(page.body, /42 Harbor Street/);

@@ -268,7 +268,7 @@ test('a member places calls too, as themselves; a contact link fills in the numb
   const memberId = newId();
   await t.h.db.query(
     `INSERT INTO users (id, organization_id, email, password_hash, role, created_at)
-     VALUES ($1, $2, $3, 'x', 'member', now())`,
+     VALUES ($1, $2, $3, 'x', 'agent', now())`,
     [memberId, org.orgId, `member-${memberId}@example.test`],
   );
   const member = await loginAs(memberId);

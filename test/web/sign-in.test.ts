@@ -48,7 +48,7 @@ test('sign in with the form, land on the calls list, sign out again', async () =
   await screenshot(page, 'sign-in');
   await fillSignIn(page, email);
   assert.equal(new URL(page.url()).pathname, '/app/calls');
-  await assert.doesNotReject(page.getByRole('link', { name: /2026-06-01/ }).waitFor());
+  await assert.doesNotReject(page.locator('table.calls time', { hasText: '2026-06-01' }).first().waitFor());
   const cookies = await page.context().cookies();
   const session = cookies.find((c) => c.name === 'cc_session');
   assert.equal(session?.httpOnly, true);

@@ -64,7 +64,7 @@ test('four workers with their own connections deliver a burst of 500 deliveries,
     );
     return r.rows[0].n === 500;
   };
-  await waitFor(delivered, '500 deliveries delivered', 30_000);
+  await waitFor(delivered, '500 deliveries delivered', 110_000);
   // Stopped here (and not only after the test) so that every attempt is written before counting.
   for (const w of workers.splice(0)) await w.stop();
   for (const p of pools.splice(0)) await p.close();

@@ -55,6 +55,7 @@ async function emitBurst(orgId: string, n: number) {
       const callId = newId();
       await emitEvent(tx, {
         organizationId: orgId,
+        environment: 'live',
         eventType: 'call.completed',
         resourceId: callId,
         callId,

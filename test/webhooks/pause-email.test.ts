@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { SMTPServer } from 'smtp-server';
+import { tenantScope } from '../../src/domain/tenant.ts';
 import { createMailer, queueEmail } from '../../src/mail/mailer.ts';
 import { verifySubscription } from '../../src/webhooks/subscriptions/handshake.ts';
 import { startRotation } from '../../src/webhooks/subscriptions/rotation.ts';
@@ -232,7 +233,7 @@ test('an emergency rotation pauses the subscription without any e-mail: the owne
   await emit(env.deps, { orgId });
   inbox.length = 0;
   const rot = await startRotation(env.deps, {
-    organizationId: orgId,
+    scope: tenantScope(orgId),
     subscriptionId: sub.subscriptionId,
     emergency: true,
   });
@@ -265,7 +266,7 @@ test('after re-verification a new automatic pause sends a second e-mail', async 
   assert.equal(inbox.length, 1);
 
   env.clock.advance(MIN);
-  const again = await verifySubscription(env.deps, orgId, sub.subscriptionId);
+  const again = await verifySubscription(env.deps, tenantScope(orgId), sub.subscriptionId);
   assert.equal(again.state, 'active');
   assert.equal(inbox.length, 1, 're-verification itself sends nothing');
 

@@ -131,6 +131,7 @@ test('a webhook.test event is never reconciled to other subscriptions', async ()
   await env.db.transaction((tx) =>
     emitEvent(tx, {
       organizationId: orgId,
+      environment: 'live',
       eventType: 'webhook.test',
       resourceId: newId(),
       callId: null,

@@ -37,7 +37,7 @@ test('signatureHeader is t=<seconds>,v1=<HMAC-SHA256 hex of "<t>.<body>">', () =
   assert.match(signatureHeader('s', '', 0), /^t=0,v1=[0-9a-f]{64}$/);
 });
 
-test(`on ${engine}, a delivery carries exactly content-type, service-signature, service-event-id and service-event-type`, async () => {
+test(`on ${engine}, a delivery carries exactly content-type, service-signature, service-event-id, service-event-type and service-environment`, async () => {
   const { orgId } = await insertOrg(env.db);
   const sub = await insertSubscription(env.deps, { orgId, url: rx.url });
   const eventId = await emit(env.deps, { orgId, eventType: 'call.transcribed' });
@@ -53,12 +53,14 @@ test(`on ${engine}, a delivery carries exactly content-type, service-signature, 
     'content-length',
     'content-type',
     'host',
+    'service-environment',
     'service-event-id',
     'service-event-type',
     'service-signature',
   ]);
   assert.equal(r.headers['content-type'], 'application/json');
   assert.equal(r.headers['service-event-id'], eventId);
+  assert.equal(r.headers['service-environment'], 'live');
   assert.equal(r.headers['service-event-type'], 'call.transcribed');
   assert.equal(r.headers['service-signature'], signatureHeader(sub.secret, r.body, t));
   assert.equal(String(r.headers['service-signature']).match(/v1=/g)?.length, 1, 'exactly one v1');

@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { hourWindow } from '../../src/accounts/rate-limit-windows.ts';
 import { submitTranscript } from '../../src/capture/pipeline.ts';
 import { DAY, HOUR, MINUTE, SECOND } from '../../src/clock.ts';
+import { tenantScope } from '../../src/domain/tenant.ts';
 import { emitEvent } from '../../src/webhooks/outbox/outbox.ts';
 import { startRotation } from '../../src/webhooks/subscriptions/rotation.ts';
 import { startWorkers } from '../../src/worker.ts';
@@ -108,7 +109,7 @@ test(`on ${engine}, a pending rotation expires within a minute after its 24 h`, 
   const { orgId } = await insertOrg(h.db);
   const { subscriptionId } = await insertSubscription(h.deps, { orgId, url: rx.url });
   const { rotation_id } = await startRotation(h.deps, {
-    organizationId: orgId,
+    scope: tenantScope(orgId),
     subscriptionId,
     emergency: false,
   });
@@ -133,6 +134,7 @@ test(`on ${engine}, reconciliation creates a missing delivery within five minute
     const eventId = await h.db.transaction(async (tx) => {
       const out = await emitEvent(tx, {
         organizationId: orgId,
+        environment: 'live',
         eventType: 'call.completed',
         resourceId: orgId,
         callId: null,

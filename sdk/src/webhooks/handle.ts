@@ -8,7 +8,13 @@ import type { EventIdStore } from './dedupe.ts';
 import { WebhookVerificationError } from './errors.ts';
 import { isKnownEvent, type UnknownWebhookEvent, type WebhookEvent } from './events.ts';
 import { answerHandshake, parseHandshake, type VerificationMode, type WebhookAnswer } from './handshake.ts';
-import { getHeader, type HeadersInput, SIGNATURE_HEADER } from './headers.ts';
+import {
+  getHeader,
+  type HeadersInput,
+  SIGNATURE_HEADER,
+  type WebhookEnvironment,
+  webhookEnvironment,
+} from './headers.ts';
 import { defaultAsyncCryptoProvider, type VerifyWebhookOptions, WebhookVerifier } from './verifier.ts';
 
 export interface HandleWebhookOptions {
@@ -18,10 +24,13 @@ export interface HandleWebhookOptions {
   /** The signing secret, or both secrets during a rotation. Not needed to answer a handshake. */
   secrets: string | readonly string[];
   store: EventIdStore;
-  /** Business processing of a verified, first-seen event. Throw to have the service retry it. */
-  onEvent: (event: WebhookEvent) => unknown;
+  /**
+   * Business processing of a verified, first-seen event. Throw to have the service retry it.
+   * `context.environment` is the delivery's `service-environment` (`live` or `test`; undefined when absent).
+   */
+  onEvent: (event: WebhookEvent, context: WebhookContext) => unknown;
   /** A verified event of a type added to v1 after this SDK release. Default: acknowledged and ignored. */
-  onUnknownEvent?: (event: UnknownWebhookEvent) => unknown;
+  onUnknownEvent?: (event: UnknownWebhookEvent, context: WebhookContext) => unknown;
   /** Told about a handshake (for logging). Must not create business records: the handshake is unsigned. */
   onHandshake?: (challenge: string) => unknown;
   /** Your subscription's verification mode; the answer satisfies both. */
@@ -34,12 +43,20 @@ export interface HandleWebhookOptions {
   crypto?: CryptoProvider;
 }
 
+/** What a delivery says about its event beside the body. */
+export interface WebhookContext {
+  /** `live` or `test` (the `service-environment` header); undefined when the header is absent. */
+  environment: WebhookEnvironment | undefined;
+}
+
 export type WebhookOutcome = 'handshake' | 'processed' | 'duplicate' | 'unknown_type' | 'rejected' | 'failed';
 
 export interface HandledWebhook extends WebhookAnswer {
   outcome: WebhookOutcome;
   /** The event, when one was verified. */
   event?: WebhookEvent | UnknownWebhookEvent;
+  /** The delivery's environment (`service-environment`), when an event was verified and the header was sent. */
+  environment?: WebhookEnvironment;
   /** Why the request was rejected (a WebhookVerificationError) or why processing failed; log it. */
   error?: unknown;
 }
@@ -91,15 +108,17 @@ export async function handleWebhook(options: HandleWebhookOptions): Promise<Hand
     return answer(400, 'rejected', { error: { code: error.code, message: error.message } }, { error });
   }
 
+  const environment = webhookEnvironment(headers);
+  const seen = environment ? { event, environment } : { event };
   if (!(await store.claim(event.event_id))) {
-    return answer(200, 'duplicate', { received: true, duplicate: true }, { event });
+    return answer(200, 'duplicate', { received: true, duplicate: true }, seen);
   }
   try {
-    if (isKnownEvent(event)) await options.onEvent(event);
-    else await options.onUnknownEvent?.(event);
+    if (isKnownEvent(event)) await options.onEvent(event, { environment });
+    else await options.onUnknownEvent?.(event, { environment });
   } catch (error) {
     await store.release?.(event.event_id);
-    return answer(500, 'failed', { error: { code: 'processing_failed' } }, { event, error });
+    return answer(500, 'failed', { error: { code: 'processing_failed' } }, { ...seen, error });
   }
-  return answer(200, isKnownEvent(event) ? 'processed' : 'unknown_type', { received: true }, { event });
+  return answer(200, isKnownEvent(event) ? 'processed' : 'unknown_type', { received: true }, seen);
 }

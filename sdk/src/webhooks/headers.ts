@@ -13,6 +13,22 @@ export const EVENT_ID_HEADER = 'service-event-id';
 export const EVENT_TYPE_HEADER = 'service-event-type';
 /** Carried by a webhook.test sent with a pending (not yet active) secret during a rotation. */
 export const SECRET_ROTATION_ID_HEADER = 'service-secret-rotation-id';
+/** `live` or `test`: the data environment the delivered event belongs to (test keys and test subscriptions). */
+export const ENVIRONMENT_HEADER = 'service-environment';
+
+/** The data environment of a delivery: a test subscription only ever receives `test` events. */
+export type WebhookEnvironment = 'live' | 'test';
+
+/**
+ * The delivery's `service-environment` header as `live` or `test`; undefined when it is absent or
+ * carries another value (a delivery from a release before test mode: treat it as live). The header
+ * is not covered by the signature — the body is — so decide nothing security-relevant on it alone:
+ * a test subscription has its own secret, and an event verified with it is a test event.
+ */
+export function webhookEnvironment(headers: HeadersInput): WebhookEnvironment | undefined {
+  const v = getHeader(headers, ENVIRONMENT_HEADER)?.trim().toLowerCase();
+  return v === 'live' || v === 'test' ? v : undefined;
+}
 
 function isHeadersObject(headers: HeadersInput): headers is Headers {
   // Duck-typed rather than `instanceof`, so a Headers from another fetch implementation works too.

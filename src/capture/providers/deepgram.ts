@@ -10,6 +10,7 @@ import {
   type TranscriptionProvider,
   type TranscriptionResult,
   type TranscriptSegment,
+  type TranscriptWord,
 } from './types.ts';
 
 /**
@@ -18,7 +19,9 @@ import {
  * `multichannel=true`, and each utterance's channel labelled with its side for the call's direction
  * (src/domain/recording-channels.ts: the parent leg on channel 0 — the caller on an inbound call,
  * the agent on a click-to-call); a mono one with `diarize=true`. Deepgram's utterances
- * (`utterances=true`) become the segments.
+ * (`utterances=true`) become the segments, each with its words' times (Deepgram answers `words` in
+ * every utterance and alternative without being asked; `punctuated_word` is the word as the
+ * formatted transcript writes it): what audio redaction silences (docs/capture.md "Redaction").
  *
  * Mono speakers: one voice is the customer (a voicemail). If diarization hears several, the first
  * voice is the side that picks up — the agent on an inbound call, the customer on an outbound one —
@@ -47,6 +50,24 @@ interface Utterance {
   channel: number;
   speaker?: number;
   transcript: string;
+  words?: TranscriptWord[];
+}
+
+/**
+ * Deepgram's `words` ([{word, punctuated_word?, start, end}]) as the transcript writes them; undefined
+ * when absent, empty or not readable (then the segment has no word times, and a redacted call is
+ * flagged rather than silenced).
+ */
+function wordsOf(value: unknown): TranscriptWord[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  const out: TranscriptWord[] = [];
+  for (const w of value as { word?: unknown; punctuated_word?: unknown; start?: unknown; end?: unknown }[]) {
+    const text = typeof w?.punctuated_word === 'string' ? w.punctuated_word : w?.word;
+    if (typeof text !== 'string' || typeof w.start !== 'number' || typeof w.end !== 'number')
+      return undefined;
+    out.push({ text, start: w.start, end: w.end });
+  }
+  return out;
 }
 
 export function deepgramTranscription(opts: DeepgramOptions): TranscriptionProvider {
@@ -115,11 +136,11 @@ function parseListen(answer: unknown, input: TranscriptionInput): TranscriptionR
   if (!results || !Array.isArray(results.channels)) throw new Error('the answer has no results.channels');
   const channels = results.channels as {
     detected_language?: unknown;
-    alternatives?: { transcript?: unknown; words?: { start?: unknown; end?: unknown }[] }[];
+    alternatives?: { transcript?: unknown; words?: { start?: unknown; end?: unknown; word?: unknown }[] }[];
   }[];
   let utterances: Utterance[];
   if (Array.isArray(results.utterances)) {
-    utterances = results.utterances.map((u: Partial<Utterance>) => {
+    utterances = results.utterances.map((u: Partial<Omit<Utterance, 'words'>> & { words?: unknown }) => {
       if (typeof u?.start !== 'number' || typeof u.end !== 'number' || typeof u.transcript !== 'string')
         throw new Error('an utterance lacks start, end or transcript');
       return {
@@ -128,6 +149,7 @@ function parseListen(answer: unknown, input: TranscriptionInput): TranscriptionR
         channel: typeof u.channel === 'number' ? u.channel : 0,
         speaker: typeof u.speaker === 'number' ? u.speaker : undefined,
         transcript: u.transcript,
+        words: wordsOf(u.words),
       };
     });
   } else {
@@ -143,6 +165,7 @@ function parseListen(answer: unknown, input: TranscriptionInput): TranscriptionR
         end: typeof last === 'number' ? last : 0,
         channel,
         transcript: alt.transcript,
+        words: wordsOf(words),
       };
     });
   }
@@ -153,6 +176,7 @@ function parseListen(answer: unknown, input: TranscriptionInput): TranscriptionR
     start: u.start,
     end: u.end,
     text: u.transcript,
+    ...(u.words ? { words: u.words } : {}),
   }));
   const merged = mergeSegments(segments);
   // the customer's channel first: the follow-up draft is written to them

@@ -30,6 +30,22 @@ export function labelledText(segments: TranscriptSegment[]): string {
 }
 
 /**
+ * The start and end (seconds) of each line labelledText writes for these segments, in order: a
+ * line's first segment's start and its last segment's end. Stored beside the transcript
+ * (calls.transcript_times) so that the call page can play the recording from a line.
+ */
+export function lineTimes(segments: TranscriptSegment[]): [number, number][] {
+  const out: { speaker: Speaker; start: number; end: number }[] = [];
+  for (const s of segments) {
+    const last = out.at(-1);
+    if (last && last.speaker === s.speaker) last.end = Math.max(last.end, s.end);
+    else out.push({ speaker: s.speaker, start: s.start, end: s.end });
+  }
+  const r = (x: number) => Math.round(x * 1000) / 1000;
+  return out.map((l) => [r(l.start), r(l.end)]);
+}
+
+/**
  * Whisper's language answer as ISO 639-1: OpenAI's verbose_json says "english", whisper.cpp and
  * others say "en". Null for anything else.
  */

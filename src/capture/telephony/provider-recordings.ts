@@ -27,6 +27,15 @@ export async function deleteRecordingAtProvider(
     [callId],
   );
   const call = rows[0];
+  if (call?.telephony_provider === 'simulated' && call.recording_sid && !call.provider_recording_deleted_at) {
+    // The simulated carrier's copy went when the download stored ours (simulated/download.ts):
+    // nothing to ask anyone, and nothing for the retention sweep to retry.
+    await deps.db.query(
+      'UPDATE calls SET provider_recording_deleted_at = $2 WHERE id = $1 AND provider_recording_deleted_at IS NULL',
+      [callId, deps.clock.now()],
+    );
+    return 'none';
+  }
   if (
     call?.telephony_provider !== 'twilio' ||
     !call.recording_sid ||
@@ -46,7 +55,35 @@ export async function deleteRecordingAtProvider(
 }
 
 /**
- * Calls whose recording is deleted here (recording deleted or call erased), or whose caller refused
+ * The carrier's copy goes once ours is final (docs/capture.md "Redaction"): the silenced copy stored
+ * by the transcribe stage, or the downloaded file when no transcription follows. Only with redaction
+ * on — the carrier's copy is the unredacted audio; an organization that turned redaction off keeps
+ * it as before. The call is marked due first (provider_recording_delete_due), so the retention sweep
+ * retries a DELETE that fails now (Twilio unreachable) until Twilio confirms; a provider error is
+ * logged, never thrown. A call that is not a carrier's call is left alone.
+ */
+export async function deleteCarrierCopy(deps: Deps, callId: string): Promise<void> {
+  const { rows } = await deps.db.query<{ id: string }>(
+    `UPDATE calls SET provider_recording_delete_due = true
+      WHERE id = $1 AND telephony_provider IS NOT NULL AND recording_sid IS NOT NULL
+        AND provider_recording_deleted_at IS NULL
+    RETURNING id`,
+    [callId],
+  );
+  if (!rows[0]) return;
+  try {
+    await deleteRecordingAtProvider(deps, callId);
+  } catch (err) {
+    deps.log.error(
+      { call_id: callId, err: (err as Error).message },
+      "could not delete the carrier's copy of a stored recording; the retention sweep retries",
+    );
+  }
+}
+
+/**
+ * Calls whose recording is deleted here (recording deleted or call erased), whose copy at the
+ * carrier is due for deletion since ours is stored (deleteCarrierCopy), or whose caller refused
  * the recording at the consent announcement (a recording Twilio reported anyway is deleted there,
  * never fetched), but may still exist at the provider, because the provider could not be reached
  * then: the retention sweep retries them. ('announced' = the announcement was never answered,
@@ -60,7 +97,8 @@ export async function undeletedProviderRecordings(
   const { rows } = await deps.db.query<{ id: string }>(
     `SELECT id FROM calls
       WHERE recording_sid IS NOT NULL AND telephony_provider IS NOT NULL AND provider_recording_deleted_at IS NULL
-        AND (erased_at IS NOT NULL OR recording_state = 'deleted' OR recording_consent IN ('refused', 'announced'))
+        AND (erased_at IS NOT NULL OR recording_state = 'deleted' OR recording_consent IN ('refused', 'announced')
+             OR provider_recording_delete_due)
         AND NOT (id = ANY ($2::uuid[]))
       ORDER BY id LIMIT $1`,
     [limit, skip],

@@ -11,7 +11,7 @@ import {
   transcriptSchema,
 } from '../../capture/schemas.ts';
 import type { Deps } from '../../deps.ts';
-import { ANY_TENANT } from '../../domain/tenant.ts';
+import { ANY_TENANT, tenantScope } from '../../domain/tenant.ts';
 import { notFound, parseInput } from '../../errors.ts';
 import { isUuid } from '../../ids.ts';
 
@@ -31,7 +31,8 @@ export function ingestionRoutes(deps: Deps, opts: { jobs: JobRunner }): FastifyP
     app.post<{ Params: { org: string } }>('/organizations/:org/calls', async (req, reply) => {
       if (!isUuid(req.params.org)) throw notFound(`No organization ${req.params.org}.`);
       const body = parseInput(createCallSchema, req.body);
-      const created = await createCall(deps, req.params.org.toLowerCase(), body);
+      const scope = tenantScope(req.params.org.toLowerCase(), body.environment ?? 'live');
+      const created = await createCall(deps, scope, body);
       if (created.queued) analyseSoon(created.call_id);
       return reply.code(201).send({ call_id: created.call_id });
     });

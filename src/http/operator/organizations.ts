@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { createApiKey, listApiKeys } from '../../accounts/api-keys.ts';
+import { createApiKey, listOrganizationApiKeys } from '../../accounts/api-keys.ts';
 import {
   createOrganization,
   getOrganization,
@@ -8,9 +8,11 @@ import {
   ORG_LIST_MAX_LIMIT,
   updateOrganization,
 } from '../../accounts/organizations.ts';
+import { ROLES } from '../../accounts/roles.ts';
 import { createTracker } from '../../accounts/trackers.ts';
 import { createUser, listUsers } from '../../accounts/users.ts';
 import type { Deps } from '../../deps.ts';
+import { ENVIRONMENTS } from '../../domain/tenant.ts';
 import { badRequest, notFound, parseInput } from '../../errors.ts';
 import { pathId } from './path-id.ts';
 
@@ -44,12 +46,14 @@ const schemas = {
       .optional(),
     redaction_enabled: z.boolean().optional(),
   }),
-  createUser: z.strictObject({ email: z.string(), password: z.string() }),
+  // role: optional (accounts/roles.ts), admin when absent — what the spec's {email, password} made before roles.
+  createUser: z.strictObject({ email: z.string(), password: z.string(), role: z.enum(ROLES).optional() }),
   createApiKey: z.strictObject({
     scopes: z.array(z.string()),
     user_id: z.string().optional(),
     rate_limit_per_hour: int32.positive().optional(),
     name: z.string().nullable().optional(),
+    environment: z.enum(ENVIRONMENTS).optional(),
   }),
   createTracker: z.strictObject({ name: z.string(), terms: z.array(z.string()) }),
   listOrganizations: z.strictObject({
@@ -115,7 +119,13 @@ export function organizationRoutes(deps: Deps): FastifyPluginAsync {
       const organizationId = pathId(req.params.org, 'organization');
       const b = parseInput(schemas.createUser, req.body);
       const created = await db.transaction((tx) =>
-        createUser(tx, { organizationId, email: b.email, password: b.password, now: clock.now() }),
+        createUser(tx, {
+          organizationId,
+          email: b.email,
+          password: b.password,
+          role: b.role,
+          now: clock.now(),
+        }),
       );
       return reply.code(201).send(created);
     });
@@ -129,7 +139,7 @@ export function organizationRoutes(deps: Deps): FastifyPluginAsync {
     app.get<OrgParams>('/organizations/:org/api-keys', async (req) => {
       const organizationId = pathId(req.params.org, 'organization');
       if (!(await getOrganization(db, organizationId))) throw notFound(`No organization ${organizationId}.`);
-      return { api_keys: await listApiKeys(db, organizationId) };
+      return { api_keys: await listOrganizationApiKeys(db, organizationId) };
     });
 
     app.post<OrgParams>('/organizations/:org/api-keys', async (req, reply) => {
@@ -138,6 +148,7 @@ export function organizationRoutes(deps: Deps): FastifyPluginAsync {
       const created = await db.transaction((tx) =>
         createApiKey(tx, {
           organizationId,
+          environment: b.environment,
           userId: b.user_id,
           scopes: b.scopes,
           name: b.name,

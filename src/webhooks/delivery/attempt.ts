@@ -103,6 +103,7 @@ export async function attemptDelivery(
             timestampSeconds,
             eventId: row.eventId,
             eventType: row.eventType,
+            environment: row.environment,
             rotationSecretId: row.rotationSecretId,
           }),
         );

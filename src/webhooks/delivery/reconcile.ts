@@ -43,7 +43,8 @@ INSERT INTO webhook_deliveries (id, organization_id, subscription_id, event_id, 
 SELECT gen_random_uuid(), e.organization_id, s.id, e.id, e.event_type, 'pending', $3, $3, $3
   FROM events e
   JOIN webhook_subscriptions s
-    ON s.organization_id = e.organization_id AND s.deleted_at IS NULL AND s.state IN ('active', 'paused')
+    ON s.organization_id = e.organization_id AND s.environment = e.environment
+   AND s.deleted_at IS NULL AND s.state IN ('active', 'paused')
    AND s.last_verified_at IS NOT NULL AND s.last_verified_at <= e.created_at
    AND (cardinality(s.event_types) = 0 OR e.event_type = ANY (s.event_types))
  WHERE e.created_at >= $1 AND e.created_at <= $2 AND e.event_type <> 'webhook.test'

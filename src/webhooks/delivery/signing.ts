@@ -9,6 +9,8 @@ import { createHmac } from 'node:crypto';
 export const SIGNATURE_HEADER = 'service-signature';
 export const EVENT_ID_HEADER = 'service-event-id';
 export const EVENT_TYPE_HEADER = 'service-event-type';
+/** The data environment of the event: live or test (spec/api-v1-additions.md "Test mode"); every delivery. */
+export const ENVIRONMENT_HEADER = 'service-environment';
 /** Only on a rotation test signed with a pending secret (spec "Authentication" 10). */
 export const SECRET_ROTATION_ID_HEADER = 'service-secret-rotation-id';
 
@@ -30,6 +32,8 @@ export function deliveryHeaders(d: {
   timestampSeconds: number;
   eventId: string;
   eventType: string;
+  /** the event's data environment (never in the envelope, which is unchanged) */
+  environment: 'live' | 'test';
   rotationSecretId?: string | null;
 }): Record<string, string> {
   const headers: Record<string, string> = {
@@ -37,6 +41,7 @@ export function deliveryHeaders(d: {
     [SIGNATURE_HEADER]: signatureHeader(d.secret, d.body, d.timestampSeconds),
     [EVENT_ID_HEADER]: d.eventId,
     [EVENT_TYPE_HEADER]: d.eventType,
+    [ENVIRONMENT_HEADER]: d.environment,
   };
   if (d.rotationSecretId) headers[SECRET_ROTATION_ID_HEADER] = d.rotationSecretId;
   return headers;

@@ -1,5 +1,7 @@
 import { v5 as uuidv5 } from 'uuid';
+import { inScope } from '../../db/tenant-sql.ts';
 import type { Queryable } from '../../db/types.ts';
+import type { Environment } from '../../domain/tenant.ts';
 
 export const API_VERSION = '2026-06-15';
 /** Namespace of event ids: event_id = UUIDv5(namespace, "<event_type>:<fact key>"). */
@@ -9,6 +11,12 @@ export const DELETION_EVENT_TYPES = new Set(['call.deletion_scheduled', 'call.re
 
 export interface NewEvent {
   organizationId: string;
+  /**
+   * The data environment of the fact (the call's or contact's): the event goes only to subscriptions
+   * of this environment, and each delivery says it in the header service-environment. Not in the
+   * envelope (spec/api-v1-additions.md "Test mode": the envelope is unchanged).
+   */
+  environment: Environment;
   eventType: string;
   /** call id for call events, contact id for contact events, subscription id for webhook.test */
   resourceId: string;
@@ -42,7 +50,8 @@ export function serializeEvent(e: NewEvent, eventId: string): string {
 /**
  * Transactional outbox: call inside the transaction that makes the domain change. Stores the event
  * and creates one delivery per matching subscription (active or paused: a paused subscription's
- * deliveries are held, migration 0003, and wait for re-verification). Deletion events go only to
+ * deliveries are held, migration 0003, and wait for re-verification) of the event's environment
+ * (a test event never reaches a live subscription, nor the reverse). Deletion events go only to
  * subscriptions that successfully received content of that call. Returns inserted=false when the
  * same fact was already recorded.
  */
@@ -60,8 +69,9 @@ export async function emitEvent(tx: Queryable, e: NewEvent): Promise<{ eventId: 
       body,
       e.createdAt,
       DELETION_EVENT_TYPES.has(e.eventType),
+      e.environment,
     ],
-    { name: 'outbox_emit_event_v1' },
+    { name: 'outbox_emit_event_v2' },
   );
   return { eventId, inserted: rows[0]?.inserted === true };
 }
@@ -72,14 +82,15 @@ export async function emitEvent(tx: Queryable, e: NewEvent): Promise<{ eventId: 
  * and the NOTIFY only when a delivery was created.
  * ORDER BY s.id: each new delivery share-locks its subscription (migration 0003 trigger); taking
  * those locks in id order, like every other writer, rules out deadlocks with the delivery worker.
- * Deletion events ($8) go only to subscriptions that received content of that call.
+ * Deletion events ($8) go only to subscriptions that received content of that call. $9 is the
+ * event's environment: the fan-out asks the subscriptions of (organization, environment).
  * One empty payload: PostgreSQL folds identical notifications of a transaction into one, so a
  * transaction emitting many events wakes the workers once, at commit.
  */
 const EMIT_EVENT_SQL = `
 WITH ev AS (
-  INSERT INTO events (id, organization_id, event_type, resource_id, call_id, body, created_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING
+  INSERT INTO events (id, organization_id, environment, event_type, resource_id, call_id, body, created_at)
+  VALUES ($1, $2, $9::text, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING
   RETURNING id
 ), fanned AS (
   INSERT INTO webhook_deliveries (id, organization_id, subscription_id, event_id, event_type, status,
@@ -87,7 +98,7 @@ WITH ev AS (
   SELECT gen_random_uuid(), s.organization_id, s.id, $1, $3, 'pending', $7, $7, $7
     FROM webhook_subscriptions s
    WHERE EXISTS (SELECT 1 FROM ev)
-     AND s.organization_id = $2 AND s.deleted_at IS NULL AND s.state IN ('active', 'paused')
+     AND ${inScope('s', 2, 9)} AND s.deleted_at IS NULL AND s.state IN ('active', 'paused')
      AND (cardinality(s.event_types) = 0 OR $3 = ANY (s.event_types))
      AND (NOT $8::boolean OR EXISTS (
            SELECT 1 FROM webhook_call_reach r WHERE r.subscription_id = s.id AND r.call_id = $5))

@@ -1,4 +1,6 @@
+import { inScope, scopeParams } from '../../db/tenant-sql.ts';
 import type { Queryable } from '../../db/types.ts';
+import type { TenantScope } from '../../domain/tenant.ts';
 import { badRequest, notFound } from '../../errors.ts';
 
 /**
@@ -71,7 +73,8 @@ type Row = {
 export async function listDeliveries(
   q: Queryable,
   f: {
-    organizationId: string;
+    /** the subscription's scope: its deliveries are of its environment */
+    scope: TenantScope;
     subscriptionId: string;
     status?: DeliveryStatus;
     /** only deliveries of this event type */
@@ -82,8 +85,8 @@ export async function listDeliveries(
 ): Promise<{ items: DeliveryView[]; next_cursor: string | null }> {
   const sub = await q.query(
     `SELECT 1 FROM webhook_subscriptions
-      WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL AND kind = 'webhook'`,
-    [f.subscriptionId, f.organizationId],
+      WHERE id = $1 AND ${inScope(null, 2, 3)} AND deleted_at IS NULL AND kind = 'webhook'`,
+    [f.subscriptionId, ...scopeParams(f.scope)],
   );
   if (sub.rowCount === 0) throw notFound(`No webhook subscription ${f.subscriptionId} in your organization.`);
   const after = f.cursor ? decodeCursor(f.cursor) : null;
@@ -98,7 +101,7 @@ export async function listDeliveries(
       ORDER BY created_at DESC, id DESC
       LIMIT $6`,
     [
-      f.organizationId,
+      f.scope.organizationId,
       f.subscriptionId,
       f.status ?? null,
       after?.createdAt ?? null,
@@ -110,7 +113,7 @@ export async function listDeliveries(
   const page = rows.slice(0, f.limit);
   const attempts = await attemptsOf(
     q,
-    f.organizationId,
+    f.scope.organizationId,
     page.map((r) => r.id),
   );
   const last = page[page.length - 1];

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { SECOND } from '../../clock.ts';
+import { inScope, scopeParams } from '../../db/tenant-sql.ts';
 import type { Queryable } from '../../db/types.ts';
 import type { Deps } from '../../deps.ts';
 import {
@@ -8,6 +9,7 @@ import {
   type SubscriptionState,
   type VerificationMode,
 } from '../../domain/subscription-state.ts';
+import type { TenantScope } from '../../domain/tenant.ts';
 import { notFound, validationError } from '../../errors.ts';
 import { createWebhookClient } from '../delivery/http-client.ts';
 
@@ -74,16 +76,17 @@ const limitMessage = (max: number) =>
 
 /**
  * 422 VALIDATION_ERROR when one more active subscription would exceed the account's limit
- * (organizations.max_active_subscriptions). Locks the organization row first, so two activations
- * cannot both take the last slot. Returns the limit.
+ * (organizations.max_active_subscriptions), counted per data environment (the same limit in each,
+ * docs/decisions.md "Environments"). Locks the organization row first, so two activations cannot
+ * both take the last slot. Returns the limit.
  */
-export async function assertActivationAllowed(q: Queryable, organizationId: string, exceptId: string | null) {
-  const max = await lockActivationSlot(q, organizationId);
+export async function assertActivationAllowed(q: Queryable, scope: TenantScope, exceptId: string | null) {
+  const max = await lockActivationSlot(q, scope.organizationId);
   const { rows } = await q.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM webhook_subscriptions
-      WHERE organization_id = $1 AND deleted_at IS NULL AND state = 'active' AND kind = 'webhook'
-        AND ($2::uuid IS NULL OR id <> $2)`,
-    [organizationId, exceptId],
+      WHERE ${inScope(null, 1, 2)} AND deleted_at IS NULL AND state = 'active' AND kind = 'webhook'
+        AND ($3::uuid IS NULL OR id <> $3)`,
+    [...scopeParams(scope), exceptId],
   );
   if ((rows[0]?.n ?? 0) >= max) throw validationError(limitMessage(max));
   return max;
@@ -102,7 +105,7 @@ export async function wakeWorkers(q: Queryable): Promise<void> {
 export async function applyHandshake(
   tx: Queryable,
   s: {
-    organizationId: string;
+    scope: TenantScope;
     subscriptionId: string;
     from: SubscriptionState;
     accepted: boolean;
@@ -117,7 +120,7 @@ export async function applyHandshake(
     ]);
   }
   if (t.state === s.from) return t.state;
-  if (t.state === 'active') await assertActivationAllowed(tx, s.organizationId, s.subscriptionId);
+  if (t.state === 'active') await assertActivationAllowed(tx, s.scope, s.subscriptionId);
   await tx.query(
     `UPDATE webhook_subscriptions
         SET state = $2,
@@ -139,13 +142,13 @@ export async function applyHandshake(
  */
 export async function verifySubscription(
   deps: Deps,
-  organizationId: string,
+  scope: TenantScope,
   id: string,
 ): Promise<{ state: SubscriptionState; verification: HandshakeResult }> {
   const { rows } = await deps.db.query<{ url: string; verification_mode: VerificationMode }>(
     `SELECT url, verification_mode FROM webhook_subscriptions
-      WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL AND kind = 'webhook'`,
-    [id, organizationId],
+      WHERE id = $1 AND ${inScope(null, 2, 3)} AND deleted_at IS NULL AND kind = 'webhook'`,
+    [id, ...scopeParams(scope)],
   );
   const sub = rows[0];
   if (!sub) throw notFound(`No webhook subscription ${id} in your organization.`);
@@ -153,12 +156,12 @@ export async function verifySubscription(
   const state = await deps.db.transaction(async (tx) => {
     const cur = await tx.query<{ state: SubscriptionState }>(
       `SELECT state FROM webhook_subscriptions
-        WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL AND kind = 'webhook' FOR UPDATE`,
-      [id, organizationId],
+        WHERE id = $1 AND ${inScope(null, 2, 3)} AND deleted_at IS NULL AND kind = 'webhook' FOR UPDATE`,
+      [id, ...scopeParams(scope)],
     );
     if (!cur.rows[0]) throw notFound(`No webhook subscription ${id} in your organization.`);
     return applyHandshake(tx, {
-      organizationId,
+      scope,
       subscriptionId: id,
       from: cur.rows[0].state,
       accepted: verification.accepted,

@@ -11,8 +11,10 @@
  * A session not seen (no connected stream refreshing listen_seen_at) for LISTEN_GRACE_MS is deleted
  * like a console subscription: its waiting deliveries are skipped and its secret retired.
  */
+import { inScope, scopeParams } from '../../db/tenant-sql.ts';
 import type { Queryable } from '../../db/types.ts';
 import type { Deps } from '../../deps.ts';
+import type { Environment, TenantScope } from '../../domain/tenant.ts';
 import { AppError, badRequest, notFound } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { carriesCallContent } from '../delivery/attempt.ts';
@@ -68,7 +70,8 @@ const sessionGone = (id: string) =>
 /** Opens a session, or resumes resumeId (its pending deliveries become due again at once). */
 export async function openListenSession(
   deps: Pick<Deps, 'db' | 'clock' | 'keys'>,
-  input: { organizationId: string; eventTypes?: string[]; resumeId?: string },
+  scope: TenantScope,
+  input: { eventTypes?: string[]; resumeId?: string },
 ): Promise<ListenSession> {
   await expireListenSessions(deps);
   const now = deps.clock.now();
@@ -76,10 +79,10 @@ export async function openListenSession(
     const resumeId = input.resumeId;
     return deps.db.transaction(async (tx) => {
       const { rows } = await tx.query<{ event_types: string[] }>(
-        `UPDATE webhook_subscriptions SET listen_seen_at = $3, updated_at = $3
-          WHERE id = $1 AND organization_id = $2 AND kind = 'cli' AND deleted_at IS NULL
+        `UPDATE webhook_subscriptions SET listen_seen_at = $4, updated_at = $4
+          WHERE id = $1 AND ${inScope(null, 2, 3)} AND kind = 'cli' AND deleted_at IS NULL
           RETURNING event_types`,
-        [resumeId, input.organizationId, now],
+        [resumeId, ...scopeParams(scope), now],
       );
       if (!rows[0]) throw sessionGone(resumeId);
       await tx.query(
@@ -95,15 +98,15 @@ export async function openListenSession(
   const id = newId();
   await deps.db.transaction(async (tx) => {
     await tx.query(
-      `INSERT INTO webhook_subscriptions (id, organization_id, url, event_types, verification_mode, state, kind,
-         last_verified_at, listen_seen_at, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, 'permissive', 'active', 'cli', $5, $5, $5, $5)`,
-      [id, input.organizationId, LISTEN_URL, eventTypes, now],
+      `INSERT INTO webhook_subscriptions (id, organization_id, environment, url, event_types, verification_mode,
+         state, kind, last_verified_at, listen_seen_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, 'permissive', 'active', 'cli', $6, $6, $6, $6)`,
+      [id, ...scopeParams(scope), LISTEN_URL, eventTypes, now],
     );
     await tx.query(
       `INSERT INTO webhook_secrets (id, subscription_id, organization_id, ciphertext, status, kind, created_at, activated_at)
        VALUES ($1, $2, $3, $4, 'active', 'initial', $5, $5)`,
-      [newId(), id, input.organizationId, encryptSecret(deps.keys.secretEncryptionKey, secret), now],
+      [newId(), id, scope.organizationId, encryptSecret(deps.keys.secretEncryptionKey, secret), now],
     );
   });
   return { subscription_id: id, secret, event_types: eventTypes, resumed: false };
@@ -141,7 +144,7 @@ WITH due AS (
     FROM due WHERE d.id = due.id
   RETURNING d.id, d.event_id, d.event_type, d.secret_id, d.created_at
 )
-SELECT c.id, c.event_id, c.event_type, e.body, k.ciphertext
+SELECT c.id, c.event_id, c.event_type, e.body, e.environment, k.ciphertext
   FROM claimed c
   JOIN events e ON e.id = c.event_id
   LEFT JOIN LATERAL (
@@ -165,6 +168,7 @@ export async function claimListenDeliveries(
     event_id: string;
     event_type: string;
     body: string;
+    environment: Environment;
     ciphertext: string | null;
   }>(CLAIM_SQL, [
     p.subscriptionId,
@@ -187,6 +191,7 @@ export async function claimListenDeliveries(
       timestampSeconds,
       eventId: r.event_id,
       eventType: r.event_type,
+      environment: r.environment,
     }),
     body: r.body,
   }));
@@ -207,7 +212,7 @@ export interface ListenAck {
  */
 export async function ackListenDeliveries(
   deps: Pick<Deps, 'db' | 'clock'>,
-  p: { organizationId: string; subscriptionId: string; streamId: string; acks: readonly ListenAck[] },
+  p: { scope: TenantScope; subscriptionId: string; streamId: string; acks: readonly ListenAck[] },
 ): Promise<number> {
   const ids = p.acks.map((a) => a.delivery_id);
   const { rows } = await deps.db.query<{
@@ -222,9 +227,9 @@ export async function ackListenDeliveries(
               ORDER BY k.activated_at DESC NULLS LAST LIMIT 1) AS secret_id
        FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
        JOIN webhook_subscriptions s ON s.id = d.subscription_id
-      WHERE d.id = ANY ($1::uuid[]) AND d.subscription_id = $2 AND d.organization_id = $3
+      WHERE d.id = ANY ($1::uuid[]) AND d.subscription_id = $2 AND ${inScope('s', 3, 5)}
         AND s.kind = 'cli' AND s.deleted_at IS NULL AND d.status = 'pending' AND d.lease_owner = $4`,
-    [ids, p.subscriptionId, p.organizationId, leaseOwnerOf(p.streamId)],
+    [ids, p.subscriptionId, p.scope.organizationId, leaseOwnerOf(p.streamId), p.scope.environment],
   );
   if (rows.length === 0) return 0;
   const now = deps.clock.now();
@@ -237,7 +242,7 @@ export async function ackListenDeliveries(
       return {
         deliveryId: r.id,
         subscriptionId: p.subscriptionId,
-        organizationId: p.organizationId,
+        organizationId: p.scope.organizationId,
         attemptNumber: r.attempts + 1,
         startedAt: now,
         durationMs: ack.duration_ms,
@@ -254,15 +259,15 @@ export async function ackListenDeliveries(
 /** Ends a session now (the CLI quit): deleted like a console subscription. False when not found. */
 export async function endListenSession(
   deps: Pick<Deps, 'db' | 'clock'>,
-  organizationId: string,
+  scope: TenantScope,
   id: string,
 ): Promise<boolean> {
   return deps.db.transaction(async (tx) => {
     const now = deps.clock.now();
     const del = await tx.query(
-      `UPDATE webhook_subscriptions SET deleted_at = $3, updated_at = $3
-        WHERE id = $1 AND organization_id = $2 AND kind = 'cli' AND deleted_at IS NULL RETURNING id`,
-      [id, organizationId, now],
+      `UPDATE webhook_subscriptions SET deleted_at = $4, updated_at = $4
+        WHERE id = $1 AND ${inScope(null, 2, 3)} AND kind = 'cli' AND deleted_at IS NULL RETURNING id`,
+      [id, ...scopeParams(scope), now],
     );
     if (del.rowCount === 0) return false;
     await retireSubscription(tx, id, now);
@@ -303,7 +308,7 @@ export async function expireListenSessions(deps: Pick<Deps, 'db' | 'clock'>): Pr
  */
 export async function triggerListenEvent(
   deps: Pick<Deps, 'db' | 'clock' | 'config'>,
-  p: { organizationId: string; eventType: string },
+  p: { scope: TenantScope; eventType: string },
 ): Promise<{ event_id: string; event_type: string; sessions: number }> {
   if (p.eventType !== TEST_EVENT_TYPE && !SELECTABLE_EVENT_TYPES.includes(p.eventType)) {
     throw badRequest(
@@ -315,16 +320,16 @@ export async function triggerListenEvent(
   return deps.db.transaction(async (tx) => {
     const { rows: sessions } = await tx.query<{ id: string }>(
       `SELECT id FROM webhook_subscriptions
-        WHERE organization_id = $1 AND kind = 'cli' AND deleted_at IS NULL AND listen_seen_at >= $2
+        WHERE ${inScope(null, 1, 2)} AND kind = 'cli' AND deleted_at IS NULL AND listen_seen_at >= $3
         ORDER BY id FOR SHARE`,
-      [p.organizationId, new Date(now.getTime() - LISTEN_GRACE_MS)],
+      [...scopeParams(p.scope), new Date(now.getTime() - LISTEN_GRACE_MS)],
     );
     if (sessions.length === 0) throw noListenSession();
     if (p.eventType === TEST_EVENT_TYPE) {
       let eventId = '';
       for (const s of sessions) {
         const q = await enqueueTestEvent(tx, {
-          organizationId: p.organizationId,
+          scope: p.scope,
           subscriptionId: s.id,
           secretId: null,
           now,
@@ -335,9 +340,9 @@ export async function triggerListenEvent(
       return { event_id: eventId, event_type: p.eventType, sessions: sessions.length };
     }
     const { rows: events } = await tx.query<{ id: string }>(
-      `SELECT id FROM events WHERE organization_id = $1 AND event_type = $2
+      `SELECT id FROM events WHERE ${inScope(null, 1, 2)} AND event_type = $3
         ORDER BY created_at DESC, id DESC LIMIT 1`,
-      [p.organizationId, p.eventType],
+      [...scopeParams(p.scope), p.eventType],
     );
     const event = events[0];
     if (!event) {
@@ -352,7 +357,7 @@ export async function triggerListenEvent(
        ON CONFLICT (subscription_id, event_id) DO UPDATE
          SET status = 'pending', attempts = 0, reason = NULL, last_error = NULL, lease_owner = NULL,
              lease_expires_at = NULL, delivered_at = NULL, next_attempt_at = $5, updated_at = $5`,
-      [p.organizationId, sessions.map((s) => s.id), event.id, p.eventType, now],
+      [p.scope.organizationId, sessions.map((s) => s.id), event.id, p.eventType, now],
     );
     await wakeWorkers(tx);
     return { event_id: event.id, event_type: p.eventType, sessions: sessions.length };

@@ -1,7 +1,9 @@
 import { DAY } from '../../clock.ts';
+import { inScope, scopeParams } from '../../db/tenant-sql.ts';
 import type { Queryable } from '../../db/types.ts';
 import type { Deps } from '../../deps.ts';
 import type { SubscriptionState } from '../../domain/subscription-state.ts';
+import type { TenantScope } from '../../domain/tenant.ts';
 import { AppError, badRequest, notFound } from '../../errors.ts';
 import { ERASED_CONTENT_SQL } from '../delivery/erasure.ts';
 import { wakeWorkers } from './handshake.ts';
@@ -32,7 +34,7 @@ const reset = (now: string) => `
 
 export async function resendDelivery(
   deps: Deps,
-  organizationId: string,
+  scope: TenantScope,
   deliveryId: string,
 ): Promise<{
   delivery_id: string;
@@ -52,9 +54,9 @@ export async function resendDelivery(
       `SELECT d.event_id, d.status, s.state, e.call_id, ${ERASED_CONTENT_SQL('e')} AS erased
          FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
          JOIN events e ON e.id = d.event_id
-        WHERE d.id = $1 AND d.organization_id = $2 AND s.deleted_at IS NULL AND s.kind = 'webhook'
+        WHERE d.id = $1 AND ${inScope('s', 2, 3)} AND s.deleted_at IS NULL AND s.kind = 'webhook'
         FOR UPDATE OF d`,
-      [deliveryId, organizationId],
+      [deliveryId, ...scopeParams(scope)],
     );
     const d = rows[0];
     if (!d) throw notFound(`No delivery ${deliveryId} in your organization.`);
@@ -108,7 +110,7 @@ export function checkBulkWindow(from: Date, to: Date): void {
  */
 export async function bulkResend(
   deps: Deps,
-  organizationId: string,
+  scope: TenantScope,
   subscriptionId: string,
   b: BulkResendInput,
 ): Promise<{
@@ -123,15 +125,15 @@ export async function bulkResend(
   return deps.db.transaction(async (tx: Queryable) => {
     const sub = await tx.query<{ state: SubscriptionState }>(
       `SELECT state FROM webhook_subscriptions
-        WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL AND kind = 'webhook' FOR UPDATE`,
-      [subscriptionId, organizationId],
+        WHERE id = $1 AND ${inScope(null, 2, 3)} AND deleted_at IS NULL AND kind = 'webhook' FOR UPDATE`,
+      [subscriptionId, ...scopeParams(scope)],
     );
     const state = sub.rows[0]?.state;
     if (!state) throw notFound(`No webhook subscription ${subscriptionId} in your organization.`);
     const where = `subscription_id = $1 AND organization_id = $2 AND status = ANY ($3::text[])
                    AND created_at >= $4 AND created_at < $5 AND ($6::text IS NULL OR event_type = $6)`;
     const erased = `EXISTS (SELECT 1 FROM events e WHERE e.id = webhook_deliveries.event_id AND ${ERASED_CONTENT_SQL('e')})`;
-    const params = [subscriptionId, organizationId, b.statuses, b.from, b.to, b.eventType ?? null];
+    const params = [subscriptionId, scope.organizationId, b.statuses, b.from, b.to, b.eventType ?? null];
     const counted = await tx.query<{ n: number; erased: number }>(
       `SELECT count(*) FILTER (WHERE NOT ${erased})::int AS n, count(*) FILTER (WHERE ${erased})::int AS erased
          FROM webhook_deliveries WHERE ${where}`,

@@ -1,7 +1,9 @@
 import { DAY, HOUR } from '../../clock.ts';
+import { inScope, scopeParams } from '../../db/tenant-sql.ts';
 import type { Queryable } from '../../db/types.ts';
 import type { Deps } from '../../deps.ts';
 import { nextSubscriptionState, type SubscriptionState } from '../../domain/subscription-state.ts';
+import type { TenantScope } from '../../domain/tenant.ts';
 import { AppError, notFound } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { encryptSecret } from '../delivery/secret-box.ts';
@@ -42,7 +44,7 @@ async function expireSecrets(tx: Queryable, where: string, params: unknown[], no
 
 export async function startRotation(
   deps: Deps,
-  r: { organizationId: string; subscriptionId: string; emergency: boolean },
+  r: { scope: TenantScope; subscriptionId: string; emergency: boolean },
 ): Promise<{
   rotation_id: string;
   secret: string;
@@ -55,7 +57,7 @@ export async function startRotation(
   const rotationId = newId();
   return deps.db.transaction(async (tx) => {
     const now = deps.clock.now();
-    const sub = await lockSubscription(tx, r.organizationId, r.subscriptionId);
+    const sub = await lockSubscription(tx, r.scope, r.subscriptionId);
     // Only one pending rotation at a time: a new one replaces (expires) an older pending one,
     // since its secret was shown once and may be lost.
     await expireSecrets(tx, 'subscription_id = $1', [sub.id], now, 'rotation_replaced');
@@ -64,7 +66,7 @@ export async function startRotation(
       await tx.query(
         `INSERT INTO webhook_secrets (id, subscription_id, organization_id, ciphertext, status, kind, created_at, expires_at)
          VALUES ($1, $2, $3, $4, 'pending', 'standard', $5, $6)`,
-        [rotationId, sub.id, r.organizationId, ciphertext, now, expiresAt],
+        [rotationId, sub.id, r.scope.organizationId, ciphertext, now, expiresAt],
       );
       return {
         rotation_id: rotationId,
@@ -82,7 +84,7 @@ export async function startRotation(
     await tx.query(
       `INSERT INTO webhook_secrets (id, subscription_id, organization_id, ciphertext, status, kind, created_at, activated_at)
        VALUES ($1, $2, $3, $4, 'active', 'emergency', $5, $5)`,
-      [rotationId, sub.id, r.organizationId, ciphertext, now],
+      [rotationId, sub.id, r.scope.organizationId, ciphertext, now],
     );
     const t = nextSubscriptionState(sub.state, { kind: 'emergency_rotation' });
     if (t.state !== sub.state || t.pausedReason) {
@@ -111,12 +113,12 @@ type SecretRow = { id: string; status: string; expires_at: Date | null };
  */
 async function livePending<T>(
   deps: Deps,
-  r: { organizationId: string; subscriptionId: string; rotationId: string },
+  r: { scope: TenantScope; subscriptionId: string; rotationId: string },
   use: (tx: Queryable, sub: { id: string; state: SubscriptionState }, now: Date) => Promise<T>,
 ): Promise<T> {
   const outcome = await deps.db.transaction(async (tx): Promise<{ ok: T } | { error: string }> => {
     const now = deps.clock.now();
-    const sub = await lockSubscription(tx, r.organizationId, r.subscriptionId);
+    const sub = await lockSubscription(tx, r.scope, r.subscriptionId);
     const { rows } = await tx.query<SecretRow>(
       'SELECT id, status, expires_at FROM webhook_secrets WHERE id = $1 AND subscription_id = $2 FOR UPDATE',
       [r.rotationId, sub.id],
@@ -144,12 +146,12 @@ async function livePending<T>(
 /** POST …/rotations/:rid/test — a webhook.test signed with the pending secret (delivery.secret_id). */
 export async function testRotation(
   deps: Deps,
-  r: { organizationId: string; subscriptionId: string; rotationId: string },
+  r: { scope: TenantScope; subscriptionId: string; rotationId: string },
 ): Promise<{ event_id: string; delivery_id: string }> {
   return livePending(deps, r, async (tx, sub, now) => {
     if (sub.state !== 'active') throw subscriptionInactive();
     return enqueueTestEvent(tx, {
-      organizationId: r.organizationId,
+      scope: r.scope,
       subscriptionId: sub.id,
       secretId: r.rotationId,
       now,
@@ -161,7 +163,7 @@ export async function testRotation(
 /** POST …/rotations/:rid/activate — signing switches at once; the old secret retires in 1 h. */
 export async function activateRotation(
   deps: Deps,
-  r: { organizationId: string; subscriptionId: string; rotationId: string },
+  r: { scope: TenantScope; subscriptionId: string; rotationId: string },
 ): Promise<{ rotation_id: string; activated_at: string; previous_secret_retires_at: string | null }> {
   return livePending(deps, r, async (tx, sub, now) => {
     const retiresAt = new Date(now.getTime() + RETIRING_GRACE_MS);
@@ -206,7 +208,7 @@ export async function expirePendingRotations(
   });
 }
 
-export async function listRotations(q: Queryable, organizationId: string, subscriptionId: string) {
+export async function listRotations(q: Queryable, scope: TenantScope, subscriptionId: string) {
   const { rows } = await q.query<{
     id: string;
     status: string;
@@ -217,8 +219,10 @@ export async function listRotations(q: Queryable, organizationId: string, subscr
     retired_at: Date | null;
   }>(
     `SELECT id, status, kind, created_at, expires_at, activated_at, retired_at FROM webhook_secrets
-      WHERE subscription_id = $1 AND organization_id = $2 ORDER BY created_at DESC, id DESC`,
-    [subscriptionId, organizationId],
+      WHERE subscription_id = $1
+        AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = $1 AND ${inScope('s', 2, 3)})
+      ORDER BY created_at DESC, id DESC`,
+    [subscriptionId, ...scopeParams(scope)],
   );
   return rows.map((s) => ({
     rotation_id: s.id,

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
+import { inScope, scopeParams } from '../../db/tenant-sql.ts';
 import type { Queryable } from '../../db/types.ts';
 import type { Deps } from '../../deps.ts';
 import type { SubscriptionState, VerificationMode } from '../../domain/subscription-state.ts';
+import type { Environment, TenantScope } from '../../domain/tenant.ts';
 import { badRequest, notFound, validationError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { resolvesToBlocked } from '../delivery/http-client.ts';
@@ -12,8 +14,9 @@ import { SELECTABLE_EVENT_TYPES, TEST_EVENT_TYPE } from '../outbox/event-types.t
 import { assertActivationAllowed, type HandshakeResult, performHandshake } from './handshake.ts';
 
 /**
- * Webhook subscriptions of one organization: create (with the verification handshake), list,
- * read, soft-delete. The signing secret is returned once, at creation, and stored encrypted.
+ * Webhook subscriptions of one organization's environment (a TenantScope): create (with the
+ * verification handshake), list, read, soft-delete. A test subscription receives only test events,
+ * a live one only live events (webhooks/outbox/outbox.ts). The signing secret is returned once, at creation, and stored encrypted.
  */
 /**
  * Subscriptions that are not deleted (any state) per account, as a multiple of its active limit:
@@ -24,6 +27,8 @@ export const TOTAL_SUBSCRIPTIONS_FACTOR = 5;
 export interface SubscriptionView {
   subscription_id: string;
   url: string;
+  /** the data environment whose events it receives */
+  environment: Environment;
   /** empty = every event type */
   event_types: string[];
   verification_mode: VerificationMode;
@@ -45,19 +50,20 @@ export const newSigningSecret = (): string => `whsec_${randomBytes(32).toString(
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 const SELECT_VIEW = `
-  SELECT s.id, s.url, s.event_types, s.verification_mode, s.state, s.paused_reason, s.paused_at, s.last_verified_at,
+  SELECT s.id, s.url, s.environment, s.event_types, s.verification_mode, s.state, s.paused_reason, s.paused_at, s.last_verified_at,
          s.consecutive_transient_failures, s.consecutive_gone, s.created_at, s.updated_at,
          p.id AS pending_id, p.expires_at AS pending_expires_at
     FROM webhook_subscriptions s
     LEFT JOIN LATERAL (
       SELECT id, expires_at FROM webhook_secrets
-       WHERE subscription_id = s.id AND status = 'pending' AND expires_at > $2
+       WHERE subscription_id = s.id AND status = 'pending' AND expires_at > $3
        ORDER BY created_at DESC LIMIT 1) p ON true
-   WHERE s.organization_id = $1 AND s.deleted_at IS NULL AND s.kind = 'webhook'`;
+   WHERE ${inScope('s', 1, 2)} AND s.deleted_at IS NULL AND s.kind = 'webhook'`;
 
 type ViewRow = {
   id: string;
   url: string;
+  environment: Environment;
   event_types: string[];
   verification_mode: VerificationMode;
   state: SubscriptionState;
@@ -76,6 +82,7 @@ function toView(r: ViewRow): SubscriptionView {
   return {
     subscription_id: r.id,
     url: r.url,
+    environment: r.environment,
     event_types: r.event_types,
     verification_mode: r.verification_mode,
     state: r.state,
@@ -95,11 +102,11 @@ function toView(r: ViewRow): SubscriptionView {
 
 export async function listSubscriptions(
   q: Queryable,
-  organizationId: string,
+  scope: TenantScope,
   now: Date,
 ): Promise<SubscriptionView[]> {
   const { rows } = await q.query<ViewRow>(`${SELECT_VIEW} ORDER BY s.created_at DESC, s.id DESC`, [
-    organizationId,
+    ...scopeParams(scope),
     now,
   ]);
   return rows.map(toView);
@@ -107,11 +114,11 @@ export async function listSubscriptions(
 
 export async function getSubscription(
   q: Queryable,
-  organizationId: string,
+  scope: TenantScope,
   id: string,
   now: Date,
 ): Promise<SubscriptionView | null> {
-  const { rows } = await q.query<ViewRow>(`${SELECT_VIEW} AND s.id = $3`, [organizationId, now, id]);
+  const { rows } = await q.query<ViewRow>(`${SELECT_VIEW} AND s.id = $4`, [...scopeParams(scope), now, id]);
   return rows[0] ? toView(rows[0]) : null;
 }
 
@@ -157,7 +164,8 @@ export async function checkReceiverUrl(deps: Deps, url: string): Promise<string>
  */
 export async function createSubscription(
   deps: Deps,
-  input: { organizationId: string; url: string; eventTypes?: string[]; verificationMode?: VerificationMode },
+  scope: TenantScope,
+  input: { url: string; eventTypes?: string[]; verificationMode?: VerificationMode },
 ): Promise<{
   subscription_id: string;
   secret: string;
@@ -169,11 +177,11 @@ export async function createSubscription(
   const url = await checkReceiverUrl(deps, input.url);
   // Fail fast, before sending anything, when the account is already at its limit.
   await deps.db.transaction(async (tx) => {
-    const max = await assertActivationAllowed(tx, input.organizationId, null);
+    const max = await assertActivationAllowed(tx, scope, null);
     const { rows } = await tx.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM webhook_subscriptions
-        WHERE organization_id = $1 AND deleted_at IS NULL AND kind = 'webhook'`,
-      [input.organizationId],
+        WHERE ${inScope(null, 1, 2)} AND deleted_at IS NULL AND kind = 'webhook'`,
+      scopeParams(scope),
     );
     const total = max * TOTAL_SUBSCRIPTIONS_FACTOR;
     if ((rows[0]?.n ?? 0) >= Math.max(total, 1)) {
@@ -187,18 +195,18 @@ export async function createSubscription(
   const id = newId();
   const state: SubscriptionState = verification.accepted ? 'active' : 'inactive';
   await deps.db.transaction(async (tx) => {
-    if (verification.accepted) await assertActivationAllowed(tx, input.organizationId, null);
+    if (verification.accepted) await assertActivationAllowed(tx, scope, null);
     const now = deps.clock.now();
     await tx.query(
-      `INSERT INTO webhook_subscriptions (id, organization_id, url, event_types, verification_mode, state,
+      `INSERT INTO webhook_subscriptions (id, organization_id, environment, url, event_types, verification_mode, state,
          last_verified_at, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
-      [id, input.organizationId, url, eventTypes, mode, state, verification.accepted ? now : null, now],
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+      [id, ...scopeParams(scope), url, eventTypes, mode, state, verification.accepted ? now : null, now],
     );
     await tx.query(
       `INSERT INTO webhook_secrets (id, subscription_id, organization_id, ciphertext, status, kind, created_at, activated_at)
        VALUES ($1, $2, $3, $4, 'active', 'initial', $5, $5)`,
-      [newId(), id, input.organizationId, encryptSecret(deps.keys.secretEncryptionKey, secret), now],
+      [newId(), id, scope.organizationId, encryptSecret(deps.keys.secretEncryptionKey, secret), now],
     );
   });
   return { subscription_id: id, secret, state, verification };
@@ -208,13 +216,13 @@ export async function createSubscription(
  * Soft delete: the row stays for the delivery log's foreign keys; its waiting deliveries become
  * skipped ('subscription_deleted') and its secrets are retired. Returns false when not found.
  */
-export async function deleteSubscription(deps: Deps, organizationId: string, id: string): Promise<boolean> {
+export async function deleteSubscription(deps: Deps, scope: TenantScope, id: string): Promise<boolean> {
   return deps.db.transaction(async (tx) => {
     const now = deps.clock.now();
     const del = await tx.query(
-      `UPDATE webhook_subscriptions SET deleted_at = $3, updated_at = $3
-        WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL AND kind = 'webhook' RETURNING id`,
-      [id, organizationId, now],
+      `UPDATE webhook_subscriptions SET deleted_at = $4, updated_at = $4
+        WHERE id = $1 AND ${inScope(null, 2, 3)} AND deleted_at IS NULL AND kind = 'webhook' RETURNING id`,
+      [id, ...scopeParams(scope), now],
     );
     if (del.rowCount === 0) return false;
     await retireSubscription(tx, id, now);
@@ -238,10 +246,10 @@ export async function retireSubscription(tx: Queryable, id: string, now: Date): 
   );
 }
 
-/** The subscription row for a service, locked; 404 when missing, deleted or another organization's. */
+/** The subscription row for a service, locked; 404 when missing, deleted or outside the scope. */
 export async function lockSubscription(
   tx: Queryable,
-  organizationId: string,
+  scope: TenantScope,
   id: string,
 ): Promise<{ id: string; state: SubscriptionState; url: string; verification_mode: VerificationMode }> {
   const { rows } = await tx.query<{
@@ -251,8 +259,8 @@ export async function lockSubscription(
     verification_mode: VerificationMode;
   }>(
     `SELECT id, state, url, verification_mode FROM webhook_subscriptions
-      WHERE id = $1 AND organization_id = $2 AND deleted_at IS NULL AND kind = 'webhook' FOR UPDATE`,
-    [id, organizationId],
+      WHERE id = $1 AND ${inScope(null, 2, 3)} AND deleted_at IS NULL AND kind = 'webhook' FOR UPDATE`,
+    [id, ...scopeParams(scope)],
   );
   if (!rows[0]) throw notFound(`No webhook subscription ${id} in your organization.`);
   return rows[0];

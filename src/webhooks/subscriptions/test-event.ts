@@ -1,8 +1,10 @@
 import { v5 as uuidv5 } from 'uuid';
 import { MINUTE } from '../../clock.ts';
+import { scopeParams } from '../../db/tenant-sql.ts';
 import type { Queryable } from '../../db/types.ts';
 import type { ProcessedAnalysis } from '../../domain/analysis.ts';
 import { callAppUrl } from '../../domain/call-view.ts';
+import type { TenantScope } from '../../domain/tenant.ts';
 import { AppError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { callCompletedData } from '../outbox/event-data/call-processing.ts';
@@ -73,12 +75,13 @@ export function testEventData(eventId: string, sentAt: Date, publicBaseUrl: stri
 
 /**
  * Inserts the event (body serialised once) and its one delivery, then wakes the workers. Call
- * inside a transaction that has checked the subscription is active and belongs to organizationId.
+ * inside a transaction that has checked the subscription is active and lies within the scope: the
+ * event belongs to the subscription's environment (its delivery carries service-environment).
  */
 export async function enqueueTestEvent(
   tx: Queryable,
   t: {
-    organizationId: string;
+    scope: TenantScope;
     subscriptionId: string;
     secretId: string | null;
     now: Date;
@@ -89,7 +92,8 @@ export async function enqueueTestEvent(
   const eventId = eventIdFor(TEST_EVENT_TYPE, `${t.subscriptionId}:${newId()}`);
   const body = serializeEvent(
     {
-      organizationId: t.organizationId,
+      organizationId: t.scope.organizationId,
+      environment: t.scope.environment,
       eventType: TEST_EVENT_TYPE,
       resourceId: t.subscriptionId,
       callId: null,
@@ -101,16 +105,16 @@ export async function enqueueTestEvent(
   );
   // call_id stays NULL: the synthetic call must not count as reach for deletion events.
   await tx.query(
-    `INSERT INTO events (id, organization_id, event_type, resource_id, call_id, body, created_at)
-     VALUES ($1, $2, $3, $4, NULL, $5, $6)`,
-    [eventId, t.organizationId, TEST_EVENT_TYPE, t.subscriptionId, body, t.now],
+    `INSERT INTO events (id, organization_id, environment, event_type, resource_id, call_id, body, created_at)
+     VALUES ($1, $2, $3, $4, $5, NULL, $6, $7)`,
+    [eventId, ...scopeParams(t.scope), TEST_EVENT_TYPE, t.subscriptionId, body, t.now],
   );
   const deliveryId = newId();
   await tx.query(
     `INSERT INTO webhook_deliveries (id, organization_id, subscription_id, event_id, event_type, status,
        next_attempt_at, secret_id, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $6, $6)`,
-    [deliveryId, t.organizationId, t.subscriptionId, eventId, TEST_EVENT_TYPE, t.now, t.secretId],
+    [deliveryId, t.scope.organizationId, t.subscriptionId, eventId, TEST_EVENT_TYPE, t.now, t.secretId],
   );
   await wakeWorkers(tx);
   return { event_id: eventId, delivery_id: deliveryId };

@@ -274,6 +274,15 @@ test('deepgram: a dual-channel recording is posted as it is with multichannel=tr
   const r = await deepgram().transcribe(audio(stereo, 2));
   assert.equal(r.text, STEREO_TRANSCRIPT);
   assert.equal(r.language, 'en');
+  // each utterance keeps its words as its text writes them (punctuated_word), with their times:
+  // what audio redaction silences by
+  const jane = r.segments.find((s) => s.text === 'Hi, my name is Jane Miller.');
+  assert.deepEqual(
+    jane?.words?.map((w) => w.text),
+    ['Hi,', 'my', 'name', 'is', 'Jane', 'Miller.'],
+  );
+  assert.equal(jane?.words?.[0].start, jane?.start);
+  assert.equal(jane?.words?.at(-1)?.end, jane?.end);
   const [q] = fake.requests.slice(before);
   assert.equal(q.path, '/v1/listen');
   assert.deepEqual(q.query, {

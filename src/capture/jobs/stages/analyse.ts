@@ -8,6 +8,7 @@ import { ruleBasedAnalyzer, silentCallResult } from '../../analyzer.ts';
 import { findIngestCall, type IngestCall } from '../../call-record.ts';
 import { settleCompletion, storeAnalysis } from '../../pipeline.ts';
 import { nothingSaid } from '../../transcript-text.ts';
+import { type TranscriptTimes, timedEvidence } from '../../transcript-times.ts';
 import type { StageHandler } from '../types.ts';
 
 /**
@@ -26,14 +27,16 @@ import type { StageHandler } from '../types.ts';
  * channels were all silent) is analysed by no provider: its analysis is all null and it has no
  * draft (silentCallResult) — a model handed silence invents a caller. A value the model put in a
  * field the call forbids was dropped by the provider (droppedFields): logged here at warn, by name.
+ * Each field's evidence gets its time (`start`, seconds from the recording start) from the times the
+ * transcribe stage kept beside the transcript (calls.pending_transcript_times).
  */
 /**
- * The analysis provider of a call: a test-mode call (the simulated carrier's) is analysed by the
+ * The analysis provider of a call: a test-mode call (the simulated carrier's, or any test call) is analysed by the
  * built-in rules, so that it reaches no provider, unless the operator opted in with
  * TEST_MODE_ANALYSIS=provider (spec/api-v1-additions.md "Test mode").
  */
-function analysisOf(deps: Deps, call: Pick<IngestCall, 'telephony_provider'>): AnalysisProvider {
-  if (call.telephony_provider === 'simulated' && deps.config.TEST_MODE_ANALYSIS !== 'provider') {
+function analysisOf(deps: Deps, call: Pick<IngestCall, 'environment'>): AnalysisProvider {
+  if (call.environment === 'test' && deps.config.TEST_MODE_ANALYSIS !== 'provider') {
     return RULES;
   }
   return deps.capture.analysis;
@@ -96,6 +99,12 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
       );
     }
   }
+  // where each field was said, from the transcript's times (../../transcript-times.ts), when it has them
+  const { rows: timed } = await deps.db.query<{ times: TranscriptTimes | null }>(
+    'SELECT pending_transcript_times AS times FROM calls WHERE id = $1',
+    [call.id],
+  );
+  const evidence = timedEvidence(text, timed[0]?.times ?? null, result.evidence);
   return {
     kind: 'succeeded',
     write: async (tx) => {
@@ -113,7 +122,7 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
         transcriptOriginal: text,
         analysis: result.analysis,
         followup: result.followup,
-        evidence: result.evidence ?? null,
+        evidence,
         now: deps.clock.now(),
         voicemail: fresh.voicemail,
       });

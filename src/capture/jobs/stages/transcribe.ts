@@ -1,15 +1,19 @@
 import type { Queryable } from '../../../db/types.ts';
 import { ProviderError } from '../../../domain/capture-providers.ts';
 import { channelOfSpeaker } from '../../../domain/recording-channels.ts';
+import { type TalkMetrics, talkMetrics } from '../../../domain/talk-metrics.ts';
 import { notFound } from '../../../errors.ts';
 import { isUuid } from '../../../ids.ts';
 import { recordingChannels } from '../../../recordings/channels.ts';
 import { silenceRecording } from '../../../recordings/silence.ts';
+import { channelActivity } from '../../../recordings/talk-activity.ts';
 import { CALL_NOT_FOUND } from '../../call-record.ts';
 import { queueTranscript } from '../../pipeline.ts';
 import { scriptTranscription } from '../../providers/script.ts';
+import { lineTimes } from '../../providers/transcript.ts';
 import { audioRedaction } from '../../redaction/audio-spans.ts';
 import { redactionEnabled } from '../../redaction/index.ts';
+import { deleteCarrierCopy } from '../../telephony/provider-recordings.ts';
 import type { StageHandler } from '../types.ts';
 
 interface CallAudio {
@@ -65,11 +69,12 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
       `The recording is ${bytes} bytes; ${provider.name} accepts at most ${provider.maxUploadBytes} bytes per upload (docs/capture.md).`,
     );
   }
+  const channels = await recordingChannels(deps.store, key, bytes);
   const result = await provider.transcribe({
     openAudio: async () => deps.store.read(key),
     byteLength: bytes,
     contentType: 'audio/mpeg',
-    channels: await recordingChannels(deps.store, key, bytes),
+    channels,
     direction: call.direction,
     languageHint: call.org_language,
     signal,
@@ -82,7 +87,6 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
   if (await redactionEnabled(deps.db, call.organization_id)) {
     const r = audioRedaction(result.segments);
     if (r.spans.length > 0) {
-      const channels = await recordingChannels(deps.store, key, bytes);
       const spans = r.spans.map((s) => ({
         channel: channels === 2 && s.speaker !== 'unknown' ? channelOfSpeaker(s.speaker, call.direction) : 0,
         start: s.start,
@@ -91,6 +95,18 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
       silencedBytes = (await silenceRecording(deps.store, key, spans)).bytes;
     }
     audioSilenced = r.complete && r.spans.length > 0;
+    // ours is final (silenced where redaction found something): the carrier's unredacted copy goes
+    await deleteCarrierCopy(deps, call.id);
+  }
+  // Talk metrics (docs/capture.md "Talk metrics"): each side's voice activity in the stored (so
+  // already silenced) dual-channel recording, decoded once more as it streams.
+  let talk: TalkMetrics | null = null;
+  if (channels === 2) {
+    const a = await channelActivity(deps.store, key);
+    if (a) {
+      const agentChannel = channelOfSpeaker('agent', call.direction);
+      talk = talkMetrics(a.channels[agentChannel], a.channels[1 - agentChannel], a.frameSeconds);
+    }
   }
   return {
     kind: 'succeeded',
@@ -107,7 +123,14 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
         await tx.query('UPDATE calls SET recording_bytes = $2 WHERE id = $1', [call.id, silencedBytes]);
       }
       if (fresh.processing_state !== 'none') return;
-      await queueTranscript(tx, deps, call, { text: result.text, language: result.language, audioSilenced });
+      await queueTranscript(tx, deps, call, {
+        text: result.text,
+        language: result.language,
+        audioSilenced,
+        lineTimes: result.segments.length > 0 ? lineTimes(result.segments) : null,
+        talkMetrics: talk,
+        segments: result.segments,
+      });
     },
   };
 };

@@ -6,7 +6,9 @@ import { isUuid } from '../../../ids.ts';
 import { MAX_RECORDING_BYTES } from '../../../recordings/measure.ts';
 import type { StageHandler } from '../../jobs/types.ts';
 import { storeRecording } from '../../recording-ingest.ts';
+import { redactionEnabled } from '../../redaction/index.ts';
 import { findAccountBySid } from '../accounts.ts';
+import { deleteCarrierCopy } from '../provider-recordings.ts';
 import { deleteRefusedRecording } from './recording.ts';
 import { fetchRecordingMp3 } from './rest.ts';
 
@@ -38,12 +40,13 @@ export async function downloadRecording(
     provider_recording_url: string | null;
     provider_account_sid: string | null;
     erased_at: Date | null;
+    organization_id: string;
   }>(
     `SELECT recording_state, recording_consent, recording_sid, provider_recording_url, provider_account_sid,
-            erased_at
+            erased_at, organization_id
        FROM calls WHERE id = $1 AND telephony_provider = 'twilio'`,
     [callId],
-    { name: 'twilio_download_call_v1' },
+    { name: 'twilio_download_call_v2' },
   );
   const call = rows[0];
   if (!call || call.erased_at) return 'skipped';
@@ -54,11 +57,18 @@ export async function downloadRecording(
   if (!account) throw new Error(`telephony account ${call.provider_account_sid} is no longer connected`);
   const media = await fetchRecordingMp3(deps.config, account, call.provider_recording_url, opts);
   if (media.declaredBytes !== null && media.declaredBytes > MAX_RECORDING_BYTES) {
-    media.body.destroy();
+    media.close();
     throw tooLarge(`the recording is ${media.declaredBytes} bytes (Content-Length)`);
   }
   try {
-    await storeRecording(deps, callId, media.body, { recordingSid: call.recording_sid ?? undefined });
+    const { transcriptionQueued } = await storeRecording(deps, callId, media.body, {
+      recordingSid: call.recording_sid ?? undefined,
+    });
+    // No transcription follows (the transcript came first, or none is configured): this file is our
+    // final copy; otherwise the transcribe stage deletes the carrier's once it stored the silenced one.
+    if (!transcriptionQueued && (await redactionEnabled(deps.db, call.organization_id))) {
+      await deleteCarrierCopy(deps, callId);
+    }
   } catch (err) {
     if (err instanceof AppError && err.code === 'PAYLOAD_TOO_LARGE') {
       throw tooLarge(`the recording Twilio served exceeds ${MAX_RECORDING_BYTES} bytes`);
@@ -72,6 +82,9 @@ export async function downloadRecording(
       );
     }
     throw err;
+  } finally {
+    // a body left unread (the call refused its audio before a byte was read) closes its connection
+    media.close();
   }
   return 'stored';
 }

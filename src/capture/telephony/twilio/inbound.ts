@@ -251,8 +251,10 @@ async function insertInboundCall(
     `INSERT INTO calls (id, organization_id, direction, caller_phone, customer_phone, customer_phone_e164,
        customer_phone_national, customer_phone_rdigits, company_phone_e164, caller_name, crm_status,
        recording_mode, recording_state, telephony_provider, provider_account_sid, phone_number_id,
-       provider_call_sid, provider_call_status, recording_consent, voicemail, recording_channels, created_at, updated_at)
-     VALUES ($1, $2, 'inbound', $3, $4, $5, $6, $7, $8, $9, 'new', $10, $11, $20, $12, $13, $14, $15, $16, $17, $18, $19, $19)`,
+       provider_call_sid, provider_call_status, recording_consent, voicemail, recording_channels, created_at, updated_at,
+       environment)
+     VALUES ($1, $2, 'inbound', $3, $4, $5, $6, $7, $8, $9, 'new', $10, $11, $20, $12, $13, $14, $15, $16, $17, $18, $19, $19,
+       $21)`,
     [
       id,
       account.organizationId,
@@ -274,6 +276,8 @@ async function insertInboundCall(
       recording ? (number.ring_to_e164 ? 2 : 1) : null,
       now,
       account.provider,
+      // the simulated carrier plays test calls only; Twilio's are live (spec: telephony creates live data)
+      account.provider === 'simulated' ? 'test' : 'live',
     ],
   );
   await claimCallback(tx, {

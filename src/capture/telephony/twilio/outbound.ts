@@ -217,8 +217,8 @@ export async function insertOutboundCall(
     `INSERT INTO calls (id, organization_id, direction, caller_phone, customer_phone, customer_phone_e164,
        customer_phone_national, customer_phone_rdigits, company_phone_e164, agent_user_id, agent_phone_e164,
        crm_status, outbound_lifecycle, recording_mode, recording_state, recording_channels, telephony_provider,
-       provider_account_sid, phone_number_id, provider_call_sid, created_at, updated_at)
-     VALUES ($1, $2, 'outbound', $3, $4, $5, $6, $7, $3, $8, $9, 'new', $10, $11, $12, $13, $14, $15, $16, $17, $18, $18)`,
+       provider_account_sid, phone_number_id, provider_call_sid, environment, created_at, updated_at)
+     VALUES ($1, $2, 'outbound', $3, $4, $5, $6, $7, $3, $8, $9, 'new', $10, $11, $12, $13, $14, $15, $16, $17, $19, $18, $18)`,
     [
       id,
       organizationId,
@@ -238,6 +238,8 @@ export async function insertOutboundCall(
       c.number?.id ?? null,
       carrier.callSidOf?.(id) ?? null,
       now,
+      // the simulated carrier plays test calls only; Twilio's are live (spec: telephony creates live data)
+      carrier.provider === 'simulated' ? 'test' : 'live',
     ],
   );
   return id;

@@ -1,5 +1,5 @@
-import { Readable } from 'node:stream';
 import type { Config } from '../../../config.ts';
+import { pulledGet } from '../../../recordings/pulled-get.ts';
 
 /**
  * A small Twilio REST client on fetch (docs/decisions.md "Twilio: own REST client and signature
@@ -47,17 +47,21 @@ export function onTwilioOrigin(config: Pick<Config, 'TWILIO_API_BASE_URL'>, url:
 }
 
 async function restError(res: Response): Promise<TwilioRestError> {
+  return restErrorOf(res.status, await res.text().catch(() => ''));
+}
+
+function restErrorOf(status: number, text: string): TwilioRestError {
   let code: number | null = null;
-  let message = `Twilio answered ${res.status}`;
+  let message = `Twilio answered ${status}`;
   try {
-    const body = (await res.json()) as { code?: unknown; message?: unknown };
+    const body = JSON.parse(text) as { code?: unknown; message?: unknown };
     if (typeof body.code === 'number') code = body.code;
     if (typeof body.message === 'string')
-      message = `Twilio answered ${res.status}: ${body.message.slice(0, 300)}`;
+      message = `Twilio answered ${status}: ${body.message.slice(0, 300)}`;
   } catch {
     // not JSON: the status says enough
   }
-  return new TwilioRestError(res.status, code, message);
+  return new TwilioRestError(status, code, message);
 }
 
 export interface CreateCallParams {
@@ -106,7 +110,10 @@ export async function createCall(
 
 /** A recording's MP3 as Twilio serves it: the body, streamed, and the length Twilio declared (if any). */
 export interface RecordingMedia {
-  body: Readable;
+  /** chunks of at most CHUNK_BYTES, each valid until the next is asked for (src/recordings/pulled-get.ts) */
+  body: AsyncIterable<Buffer>;
+  /** closes the connection without reading the body */
+  close(): void;
   /** Content-Length, when Twilio sent one: lets a caller refuse an oversize file before reading it */
   declaredBytes: number | null;
 }
@@ -129,15 +136,17 @@ export async function fetchRecordingMp3(
   const url = new URL(recordingUrl);
   if (!url.pathname.endsWith('.mp3')) url.pathname += '.mp3';
   const timeout = AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS);
-  const res = await fetch(url, {
+  // not fetch: its body arrives in a fresh buffer per socket read, garbage the GC collects late
+  // (docs/decisions.md "Recording download: a GET into reused buffers"); a redirect is not followed
+  const res = await pulledGet(url, {
     headers: { authorization: basic(cred), accept: 'audio/mpeg' },
-    redirect: 'error',
     signal: opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout,
   });
-  if (res.status !== 200 || !res.body) throw await restError(res);
+  if (res.status !== 200) throw restErrorOf(res.status, await res.text(4096).catch(() => ''));
   const length = Number(res.headers.get('content-length') ?? Number.NaN);
   return {
-    body: Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>),
+    body: res.body,
+    close: () => res.close(),
     declaredBytes: Number.isSafeInteger(length) && length >= 0 ? length : null,
   };
 }

@@ -18,7 +18,7 @@ export interface ApiPrincipal {
   organizationId: string;
   scopes: string[];
   rateLimitPerHour: number;
-  /** the key's data environment (live keys only until test keys exist) */
+  /** the key's data environment: a test key reads and writes test data only */
   environment: Environment;
 }
 
@@ -126,7 +126,7 @@ export function authenticate(deps: Deps, opts: AuthOptions = {}): preHandlerAsyn
       organizationId: key.organizationId,
       scopes: key.scopes,
       rateLimitPerHour: key.keyLimit,
-      environment: 'live',
+      environment: key.environment,
     };
     req.piggyback = outcome.piggyback;
   };

@@ -15,7 +15,7 @@ export function meRoutes(deps: Deps, auth: preHandlerAsyncHookHandler): FastifyP
         organization_id: p.organizationId,
         scopes: p.scopes,
         rate_limit_per_hour: p.rateLimitPerHour,
-        environment: 'live' as const,
+        environment: p.environment,
       });
     });
   };

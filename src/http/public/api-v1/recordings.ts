@@ -4,7 +4,7 @@ import { MESSAGES, recordingAvailability } from '../../../domain/recording-avail
 import { AppError } from '../../../errors.ts';
 import { factsOf, findRecordingCall } from '../../../recordings/call-recording.ts';
 import { mintRecordingLink, REST_LINK_TTL_MS } from '../../../recordings/links.ts';
-import { authenticate, requireScope } from './auth.ts';
+import { authenticate, keyScope, requireScope } from './auth.ts';
 import { readQuery } from './query.ts';
 import { downloadHandler } from './recording-download.ts';
 import { ok } from './reply.ts';
@@ -26,7 +26,7 @@ export function recordingRoutes(deps: Deps): FastifyPluginAsync {
         const principal = requireScope(req, 'read.recordings');
         readQuery(req.url, {});
         const { id } = req.params as { id: string };
-        const call = await findRecordingCall(deps.db, id, { organizationId: principal.organizationId });
+        const call = await findRecordingCall(deps.db, id, { scope: keyScope(principal) });
         if (!call) throw new AppError('NOT_FOUND', MESSAGES.NOT_FOUND);
         const a = recordingAvailability(factsOf(call));
         if (!a.available) throw new AppError(a.code, a.message);

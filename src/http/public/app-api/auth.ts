@@ -1,11 +1,19 @@
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { type ConsoleSession, csrfMatches, loadSession, SESSION_COOKIE } from '../../../accounts/sessions.ts';
+import { type Capability, can, refusal } from '../../../accounts/roles.ts';
+import {
+  type ConsoleSession,
+  csrfMatches,
+  loadSessionUser,
+  SESSION_COOKIE,
+  type SessionUser,
+} from '../../../accounts/sessions.ts';
 import type { Deps } from '../../../deps.ts';
 import { forbidden, unauthorized } from '../../../errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     consoleSession?: ConsoleSession;
+    consoleUser?: SessionUser;
   }
 }
 
@@ -20,8 +28,9 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 export function appApiAuth(deps: Deps): onRequestAsyncHookHandler {
   return async (req) => {
     const cookie = req.cookies?.[SESSION_COOKIE];
-    const session = cookie ? await loadSession(deps.db, cookie, deps.clock.now()) : null;
-    if (!session) {
+    const user = cookie ? await loadSessionUser(deps.db, cookie, deps.clock.now()) : null;
+    const session = user?.session;
+    if (!user || !session) {
       const bearer = /^Bearer\s/i.test(req.headers.authorization ?? '');
       throw unauthorized(
         bearer
@@ -35,6 +44,20 @@ export function appApiAuth(deps: Deps): onRequestAsyncHookHandler {
       );
     }
     req.consoleSession = session;
+    req.consoleUser = user;
+  };
+}
+
+/**
+ * onRequest hook of a group of console API routes that need a capability (roles.ts): 403 FORBIDDEN
+ * in the spec's error shape for a signed-in user whose role lacks it (an agent asking for the API
+ * keys), whatever the web app shows or hides. Runs after appApiAuth.
+ */
+export function requireCapability(capability: Capability): onRequestAsyncHookHandler {
+  return async (req) => {
+    const user = req.consoleUser;
+    if (!user) throw new Error('appApiAuth() must run first');
+    if (!can(user, capability)) throw forbidden(refusal(user.role, capability));
   };
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { sessionScope } from '../../../accounts/sessions.ts';
 import type { Deps } from '../../../deps.ts';
 import { notFound, parseInput } from '../../../errors.ts';
 import { EVENT_TYPES } from '../../../webhooks/outbox/event-types.ts';
@@ -42,7 +43,7 @@ export function deliveryRoutes(deps: Deps): FastifyPluginAsync {
         throw notFound(`No webhook subscription ${req.params.id} in your organization.`);
       const { event_type: eventType, ...rest } = q;
       return listDeliveries(deps.db, {
-        organizationId: s.organizationId,
+        scope: sessionScope(s),
         subscriptionId: req.params.id,
         eventType,
         ...rest,
@@ -52,7 +53,7 @@ export function deliveryRoutes(deps: Deps): FastifyPluginAsync {
     app.post<IdParams>('/deliveries/:id/resend', async (req, reply) => {
       const s = requireSession(req);
       if (!isIdParam(req.params.id)) throw notFound(`No delivery ${req.params.id} in your organization.`);
-      return reply.code(202).send(await resendDelivery(deps, s.organizationId, req.params.id));
+      return reply.code(202).send(await resendDelivery(deps, sessionScope(s), req.params.id));
     });
 
     app.post<IdParams>('/webhook-subscriptions/:id/deliveries/resend', async (req, reply) => {
@@ -60,7 +61,7 @@ export function deliveryRoutes(deps: Deps): FastifyPluginAsync {
       const body = parseInput(bulkBody, req.body ?? {});
       if (!isIdParam(req.params.id))
         throw notFound(`No webhook subscription ${req.params.id} in your organization.`);
-      const r = await bulkResend(deps, s.organizationId, req.params.id, {
+      const r = await bulkResend(deps, sessionScope(s), req.params.id, {
         from: body.from,
         to: body.to,
         statuses: body.statuses ? [...new Set(body.statuses)] : [...RESENDABLE],

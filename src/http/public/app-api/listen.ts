@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { sessionScope } from '../../../accounts/sessions.ts';
 import type { Deps } from '../../../deps.ts';
 import { badRequest, notFound, parseInput } from '../../../errors.ts';
 import { newId } from '../../../ids.ts';
@@ -109,8 +110,7 @@ export function listenRoutes(deps: Deps): FastifyPluginAsync {
         ?.split(',')
         .map((t) => t.trim())
         .filter(Boolean);
-      const session = await openListenSession(deps, {
-        organizationId: s.organizationId,
+      const session = await openListenSession(deps, sessionScope(s), {
         eventTypes: events,
         resumeId: q.resume,
       });
@@ -210,7 +210,7 @@ export function listenRoutes(deps: Deps): FastifyPluginAsync {
         acks.length === 0
           ? 0
           : await ackListenDeliveries(deps, {
-              organizationId: s.organizationId,
+              scope: sessionScope(s),
               subscriptionId: req.params.id,
               streamId: body.stream_id,
               acks,
@@ -220,7 +220,7 @@ export function listenRoutes(deps: Deps): FastifyPluginAsync {
 
     app.delete<{ Params: { id: string } }>('/listen/:id', async (req, reply) => {
       const s = requireSession(req);
-      const ok = isIdParam(req.params.id) && (await endListenSession(deps, s.organizationId, req.params.id));
+      const ok = isIdParam(req.params.id) && (await endListenSession(deps, sessionScope(s), req.params.id));
       if (!ok) throw notFound(`No listen session ${req.params.id} in your organization.`);
       return reply.code(204).send();
     });
@@ -229,7 +229,7 @@ export function listenRoutes(deps: Deps): FastifyPluginAsync {
       const s = requireSession(req);
       const body = parseInput(triggerBody, req.body ?? {});
       const r = await triggerListenEvent(deps, {
-        organizationId: s.organizationId,
+        scope: sessionScope(s),
         eventType: body.event_type,
       });
       return reply.code(202).send(r);

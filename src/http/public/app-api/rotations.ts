@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { sessionScope } from '../../../accounts/sessions.ts';
 import type { Deps } from '../../../deps.ts';
 import { notFound, parseInput } from '../../../errors.ts';
 import {
@@ -29,10 +30,10 @@ export function rotationRoutes(deps: Deps): FastifyPluginAsync {
     app.get<Params>('/webhook-subscriptions/:id/rotations', async (req) => {
       const s = requireSession(req);
       const { subscriptionId } = ids(req.params);
-      if (!(await getSubscription(deps.db, s.organizationId, subscriptionId, deps.clock.now()))) {
+      if (!(await getSubscription(deps.db, sessionScope(s), subscriptionId, deps.clock.now()))) {
         throw notFound(`No webhook subscription ${subscriptionId} in your organization.`);
       }
-      return { items: await listRotations(deps.db, s.organizationId, subscriptionId) };
+      return { items: await listRotations(deps.db, sessionScope(s), subscriptionId) };
     });
 
     app.post<Params>('/webhook-subscriptions/:id/rotations', async (req, reply) => {
@@ -40,7 +41,7 @@ export function rotationRoutes(deps: Deps): FastifyPluginAsync {
       const { subscriptionId } = ids(req.params);
       const body = parseInput(startBody, req.body ?? {});
       const r = await startRotation(deps, {
-        organizationId: s.organizationId,
+        scope: sessionScope(s),
         subscriptionId,
         emergency: body.emergency ?? false,
       });
@@ -49,13 +50,13 @@ export function rotationRoutes(deps: Deps): FastifyPluginAsync {
 
     app.post<Params>('/webhook-subscriptions/:id/rotations/:rid/test', async (req, reply) => {
       const s = requireSession(req);
-      const r = await testRotation(deps, { organizationId: s.organizationId, ...ids(req.params) });
+      const r = await testRotation(deps, { scope: sessionScope(s), ...ids(req.params) });
       return reply.code(202).send(r);
     });
 
     app.post<Params>('/webhook-subscriptions/:id/rotations/:rid/activate', async (req) => {
       const s = requireSession(req);
-      return activateRotation(deps, { organizationId: s.organizationId, ...ids(req.params) });
+      return activateRotation(deps, { scope: sessionScope(s), ...ids(req.params) });
     });
   };
 }

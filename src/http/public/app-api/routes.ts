@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Deps } from '../../../deps.ts';
 import { apiKeyRoutes } from './api-keys.ts';
-import { appApiAuth } from './auth.ts';
+import { appApiAuth, requireCapability } from './auth.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { listenRoutes } from './listen.ts';
 import { rotationRoutes } from './rotations.ts';
@@ -27,11 +27,15 @@ export function appApiRoutes(deps: Deps): FastifyPluginAsync {
         await api.register(async (authed) => {
           authed.addHook('onRequest', appApiAuth(deps));
           await authed.register(sessionRoutes(deps));
-          await authed.register(apiKeyRoutes(deps));
-          await authed.register(subscriptionRoutes(deps));
-          await authed.register(rotationRoutes(deps));
-          await authed.register(deliveryRoutes(deps));
-          await authed.register(listenRoutes(deps));
+          // Integrations: owners and admins (accounts/roles.ts); an agent gets 403 FORBIDDEN.
+          await authed.register(async (integrations) => {
+            integrations.addHook('onRequest', requireCapability('manage_integrations'));
+            await integrations.register(apiKeyRoutes(deps));
+            await integrations.register(subscriptionRoutes(deps));
+            await integrations.register(rotationRoutes(deps));
+            await integrations.register(deliveryRoutes(deps));
+            await integrations.register(listenRoutes(deps));
+          });
         });
       },
       { prefix: '/api' },

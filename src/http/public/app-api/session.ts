@@ -30,7 +30,12 @@ export function sessionRoutes(deps: Deps): FastifyPluginAsync {
   return async (app) => {
     app.get('/session', async (req) => {
       const s = requireSession(req);
-      return { user_id: s.userId, organization_id: s.organizationId, csrf_token: s.csrfToken };
+      return {
+        user_id: s.userId,
+        organization_id: s.organizationId,
+        environment: s.environment,
+        csrf_token: s.csrfToken,
+      };
     });
 
     app.post('/logout', async (req, reply) => {

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
+import { sessionScope } from '../../../accounts/sessions.ts';
 import type { Deps } from '../../../deps.ts';
+import { ENVIRONMENTS, tenantScope } from '../../../domain/tenant.ts';
 import { notFound, parseInput } from '../../../errors.ts';
 import { verifySubscription } from '../../../webhooks/subscriptions/handshake.ts';
 import {
@@ -18,6 +20,8 @@ const createBody = z.object({
   url: z.string().min(1),
   event_types: z.array(z.string()).optional(),
   verification_mode: z.enum(['permissive', 'strict']).optional(),
+  /** the environment whose events it receives; default: the session's (live unless switched to test mode) */
+  environment: z.enum(ENVIRONMENTS).optional(),
 });
 
 type IdParams = { Params: { id: string } };
@@ -28,25 +32,25 @@ export function subscriptionRoutes(deps: Deps): FastifyPluginAsync {
   return async (app) => {
     app.get('/webhook-subscriptions', async (req) => {
       const s = requireSession(req);
-      return { items: await listSubscriptions(deps.db, s.organizationId, deps.clock.now()) };
+      return { items: await listSubscriptions(deps.db, sessionScope(s), deps.clock.now()) };
     });
 
     app.post('/webhook-subscriptions', async (req, reply) => {
       const s = requireSession(req);
       const body = parseInput(createBody, req.body ?? {});
-      const created = await createSubscription(deps, {
-        organizationId: s.organizationId,
+      const scope = tenantScope(s.organizationId, body.environment ?? s.environment);
+      const created = await createSubscription(deps, scope, {
         url: body.url,
         eventTypes: body.event_types,
         verificationMode: body.verification_mode,
       });
-      return reply.code(201).send(created);
+      return reply.code(201).send({ ...created, environment: scope.environment });
     });
 
     app.get<IdParams>('/webhook-subscriptions/:id', async (req) => {
       const s = requireSession(req);
       const sub = isIdParam(req.params.id)
-        ? await getSubscription(deps.db, s.organizationId, req.params.id, deps.clock.now())
+        ? await getSubscription(deps.db, sessionScope(s), req.params.id, deps.clock.now())
         : null;
       if (!sub) throw missing(req.params.id);
       return sub;
@@ -55,7 +59,7 @@ export function subscriptionRoutes(deps: Deps): FastifyPluginAsync {
     app.post<IdParams>('/webhook-subscriptions/:id/verify', async (req) => {
       const s = requireSession(req);
       if (!isIdParam(req.params.id)) throw missing(req.params.id);
-      return verifySubscription(deps, s.organizationId, req.params.id);
+      return verifySubscription(deps, sessionScope(s), req.params.id);
     });
 
     app.post<IdParams>('/webhook-subscriptions/:id/test', async (req, reply) => {
@@ -63,10 +67,10 @@ export function subscriptionRoutes(deps: Deps): FastifyPluginAsync {
       if (!isIdParam(req.params.id)) throw missing(req.params.id);
       const id = req.params.id;
       const queued = await deps.db.transaction(async (tx) => {
-        const sub = await lockSubscription(tx, s.organizationId, id);
+        const sub = await lockSubscription(tx, sessionScope(s), id);
         if (sub.state !== 'active') throw subscriptionInactive();
         return enqueueTestEvent(tx, {
-          organizationId: s.organizationId,
+          scope: sessionScope(s),
           subscriptionId: id,
           secretId: null,
           now: deps.clock.now(),
@@ -78,8 +82,7 @@ export function subscriptionRoutes(deps: Deps): FastifyPluginAsync {
 
     app.delete<IdParams>('/webhook-subscriptions/:id', async (req, reply) => {
       const s = requireSession(req);
-      const ok =
-        isIdParam(req.params.id) && (await deleteSubscription(deps, s.organizationId, req.params.id));
+      const ok = isIdParam(req.params.id) && (await deleteSubscription(deps, sessionScope(s), req.params.id));
       if (!ok) throw missing(req.params.id);
       return reply.code(204).send();
     });

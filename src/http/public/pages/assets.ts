@@ -19,6 +19,9 @@ export const ASSET_FILES = [
   'copy.js',
   'confirm.js',
   'countdown.js',
+  'player.js',
+  'inbox.js',
+  'board.js',
   'favicon.svg',
 ] as const;
 

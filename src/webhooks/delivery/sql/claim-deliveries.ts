@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/types.ts';
+import type { Environment } from '../../../domain/tenant.ts';
 import type { LeaseClaim } from '../../../queue.ts';
 
 /**
@@ -84,7 +85,7 @@ const CLAIM_REST = `, claimed AS (
   RETURNING d.id, d.organization_id, d.subscription_id, d.event_id, d.attempts, d.secret_id, s.live
 )
 SELECT c.id, c.organization_id, c.subscription_id, c.event_id, c.attempts, c.secret_id AS rotation_secret_id,
-       e.event_type, e.call_id, e.body,
+       e.event_type, e.call_id, e.body, e.environment,
        s.url,
        k.id AS signing_secret_id, k.ciphertext AS signing_secret_ciphertext,
        set_config('synchronous_commit', 'off', true) AS async_commit
@@ -113,6 +114,8 @@ export interface ClaimedDelivery {
   callId: string | null;
   /** events.body: the exact bytes to sign and send */
   body: string;
+  /** the event's data environment: the service-environment header */
+  environment: Environment;
   url: string;
   /** attempts made before this one */
   attempts: number;
@@ -132,6 +135,7 @@ interface Row {
   event_type: string;
   call_id: string | null;
   body: string;
+  environment: Environment;
   url: string;
   signing_secret_id: string | null;
   signing_secret_ciphertext: string | null;
@@ -160,6 +164,7 @@ export async function claimDeliveries(
     eventType: r.event_type,
     callId: r.call_id,
     body: r.body,
+    environment: r.environment,
     url: r.url,
     attempts: r.attempts,
     rotationSecretId: r.rotation_secret_id,

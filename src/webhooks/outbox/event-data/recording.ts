@@ -6,6 +6,8 @@
  * recording/delete route, erasure, the retention sweep): both keys are the call id, so two paths
  * reporting the same deletion yield one event.
  */
+
+import type { Environment } from '../../../domain/tenant.ts';
 import type { CallRecordingDeletedData, CallRecordingReadyData } from '../event-schemas.ts';
 import type { NewEvent } from '../outbox.ts';
 
@@ -41,10 +43,11 @@ export function recordingDeletedData(d: {
  * recording/delete route, erasure, the retention sweep): one fact key, one data shape.
  */
 export function recordingDeletedEvent(
-  d: Parameters<typeof recordingDeletedData>[0] & { organizationId: string },
+  d: Parameters<typeof recordingDeletedData>[0] & { organizationId: string; environment: Environment },
 ): NewEvent {
   return {
     organizationId: d.organizationId,
+    environment: d.environment,
     eventType: 'call.recording.deleted',
     resourceId: d.callId,
     callId: d.callId,

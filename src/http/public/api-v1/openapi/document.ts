@@ -18,7 +18,7 @@ import { writeOperations, writeSchemas } from './writes.ts';
  * validates queries with and answers with. Served without authentication at GET /api/v1/openapi.json;
  * `npm run lint:openapi` checks it with Redocly.
  */
-export const API_REVISION = '0.13.0';
+export const API_REVISION = '0.14.0';
 const ID_PARAM = { id: { schema: z.guid(), description: 'The call_id.' } };
 
 /** The operations of /api/v1; the recordings add theirs from recordings.ts. */

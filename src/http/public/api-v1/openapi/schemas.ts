@@ -85,7 +85,11 @@ export const KeyIdentity = z
     organization_id: uuid(),
     scopes: z.array(z.string()),
     rate_limit_per_hour: z.int().optional().describe("The key's own hourly limit."),
-    environment: z.enum(ENVIRONMENTS).optional().describe('Always live today; test keys are planned.'),
+    environment: z
+      .enum(ENVIRONMENTS)
+      .describe(
+        "The key's data environment: a test key (cc_test_…) reads and writes test data only, a live key live data only.",
+      ),
   })
   .describe('The API key a request authenticated with.');
 

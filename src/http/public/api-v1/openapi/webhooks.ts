@@ -83,6 +83,12 @@ function eventOperation(type: EventType): JsonSchema {
     ),
     headerParam('service-event-id', 'Equals the body’s event_id.', { type: 'string', format: 'uuid' }),
     headerParam('service-event-type', 'Equals the body’s event_type.', { type: 'string', const: type }),
+    headerParam(
+      'service-environment',
+      'The data environment of the event: live, or test for an event of test data (a test key, the web app in test ' +
+        'mode). A subscription receives the events of its own environment only. The envelope is the same in both.',
+      { type: 'string', enum: ['live', 'test'] },
+    ),
   ];
   if (type === TEST_EVENT_TYPE) {
     parameters.push(

@@ -1,17 +1,18 @@
 import type { FastifyPluginAsync } from 'fastify';
 import {
+  type CallContact,
   type CallPageRow,
   type CallStep,
   type CallTrackerMatch,
   readCallPage,
   recordingFactsOf,
 } from '../../../../capture/call-page.ts';
-import { readTranscript } from '../../../../capture/transcript-text.ts';
 import type { Deps } from '../../../../deps.ts';
 import { canonicalAnalysis, type ProposalItem } from '../../../../domain/analysis.ts';
 import { followupEmailView } from '../../../../domain/call-view.ts';
 import { normalizePhone } from '../../../../domain/phone.ts';
 import { recordingAvailability } from '../../../../domain/recording-availability.ts';
+import { talkMetricsOf } from '../../../../domain/talk-metrics.ts';
 import { CRM_STATUSES, REVIEW_STATUSES } from '../../../../domain/values.ts';
 import { mintRecordingLink, REST_LINK_TTL_MS } from '../../../../recordings/links.ts';
 import { DELETION_REASONS, type DeletionReason } from '../../../../webhooks/outbox/event-data/deletion.ts';
@@ -21,6 +22,7 @@ import { renderPage } from '../kit/layout.ts';
 import { doneNotice } from '../kit/notices.ts';
 import { CopyButton, CsrfField, formatDuration, PostButton, Time, words } from '../kit/ui.ts';
 import { CallForm } from './call-form.ts';
+import { CallContactSection, ListeningControls, PlayFrom, TalkTime, Transcript } from './listening.ts';
 
 /** What each deletion reason means, in the words the page shows. */
 export const DELETION_REASON_LABELS: Record<DeletionReason, string> = {
@@ -61,6 +63,7 @@ export const DONE: Record<string, string> = {
   cancelled: 'The scheduled deletion was cancelled.',
   statuses: 'The statuses were saved.',
   unchanged: 'Nothing changed: the statuses were already set that way.',
+  contact_saved: 'The contact was saved: this call and every other call with its number show it.',
   calling:
     'Calling: your phone rings first. Answer it and press a key to be put through to the customer. Reload this page to follow the call.',
 };
@@ -97,7 +100,7 @@ export function customerName(c: CallPageRow): string {
   );
 }
 
-function Facts({ c }: { c: CallPageRow }): VNode {
+function Facts({ c, contact }: { c: CallPageRow; contact: CallContact | null }): VNode {
   const inbound = c.direction === 'inbound';
   return html`<dl class="facts">
     <dt>${inbound ? 'Caller' : 'Customer'}</dt>
@@ -114,6 +117,18 @@ function Facts({ c }: { c: CallPageRow }): VNode {
           : html`<span class="muted">${c.caller_phone || 'No number given'}</span>`
       }
     </dd>
+    ${
+      c.customer_phone_e164
+        ? html`<dt>Contact</dt>
+            <dd>${
+              contact
+                ? html`<a href=${`/app/contacts/${contact.id}`}>${
+                    [contact.first_name, contact.last_name].filter(Boolean).join(' ') || c.customer_phone_e164
+                  }</a>`
+                : html`<span class="muted">Not a contact yet</span> (<a href="#contact">save as contact</a>)`
+            }</dd>`
+        : null
+    }
     <dt>When</dt>
     <dd><${Time} at=${c.created_at} /></dd>
     <dt>Direction</dt>
@@ -153,9 +168,12 @@ function Recording({ deps, c }: { deps: Deps; c: CallPageRow }): VNode {
     // A relative link: it works under whatever origin the page was reached on.
     const link = new URL(mintRecordingLink(deps, c.id, REST_LINK_TTL_MS).url);
     const src = `${link.pathname}${link.search}`;
-    return html`<audio controls preload="metadata" src=${src} aria-label="Call recording">
-        <a href=${src}>Download the recording</a>
-      </audio>
+    return html`<div class="player">
+        <audio controls preload="metadata" src=${src} aria-label="Call recording" id="call-audio">
+          <a href=${src}>Download the recording</a>
+        </audio>
+        <${ListeningControls} />
+      </div>
       <p class="muted">
         <a href=${src} download>Download the recording (MP3)</a>. The link on this page works for 15 minutes; reload
         the page for a fresh one.
@@ -206,24 +224,13 @@ function Recording({ deps, c }: { deps: Deps; c: CallPageRow }): VNode {
   }
 }
 
-function Transcript({ c }: { c: CallPageRow }): VNode {
-  if (!c.transcript_original) {
-    return html`<p class="muted">
-      ${c.processing_state === 'queued' ? 'The transcript is being processed.' : 'No transcript for this call.'}
-    </p>`;
-  }
-  const { turns } = readTranscript(c.transcript_original);
-  return html`<div class="transcript">
-    ${turns.map(
-      (t) => html`<p>${t.speaker ? html`<span class="speaker">${t.speaker}:</span> ` : null}${t.text}</p>`,
-    )}
-  </div>`;
-}
-
 /** The words of the transcript a field was read from (call_analyses.evidence), when kept. */
-function evidenceQuote(c: CallPageRow, key: string): string | null {
-  const q = c.evidence?.[key]?.quote;
-  return typeof q === 'string' && q.trim() ? q : null;
+function evidenceQuote(c: CallPageRow, key: string): { quote: string; start: number | null } | null {
+  const e = c.evidence?.[key];
+  const q = e?.quote;
+  if (typeof q !== 'string' || !q.trim()) return null;
+  const start = typeof e?.start === 'number' && Number.isFinite(e.start) && e.start >= 0 ? e.start : null;
+  return { quote: q, start };
 }
 
 function analysisValue(key: string, v: unknown): string | null {
@@ -249,7 +256,13 @@ function Analysis({ c }: { c: CallPageRow }): VNode {
       ? html`<p class="muted">The call contained none of the details the analysis looks for.</p>`
       : html`<dl class="facts">${rows.map(
           ([label, v, quote]) =>
-            html`<dt>${label}</dt><dd>${v}${quote ? html`<br /><q class="muted evidence">${quote}</q>` : null}</dd>`,
+            html`<dt>${label}</dt><dd>${v}${
+              quote
+                ? html`<br /><q class="muted evidence">${quote.quote}</q>${
+                    quote.start === null ? null : html` <${PlayFrom} start=${quote.start} />`
+                  }`
+                : null
+            }</dd>`,
         )}</dl>`
   }
     ${
@@ -410,11 +423,18 @@ export function callPage(deps: Deps): FastifyPluginAsync {
         nav: 'calls',
         notice: doneNotice(req, DONE),
         body: html`<p><a href="/app/calls">← All calls</a></p>
-          <${Facts} c=${c} />
+          <${Facts} c=${c} contact=${page.contact} />
           <h2>Recording</h2>
           <${Recording} deps=${deps} c=${c} />
+          <h2>Transcript</h2>
+          <${Transcript} c=${c} organizationName=${user.organizationName} />
+          <h2>Talk time</h2>
+          <${TalkTime} m=${talkMetricsOf(c.talk_metrics)} />
           <h2>Analysis</h2>
           <${Analysis} c=${c} />
+          <h2 id="contact">Contact</h2>
+          <${CallContactSection} c=${c} contact=${page.contact} user=${user}
+            callerName=${c.caller_name ?? (typeof c.analysis?.caller_name === 'string' ? c.analysis.caller_name : null)} />
           <h2>Follow-up e-mail draft</h2>
           <${FollowupDraft} c=${c} />
           <h2>Keyword trackers</h2>
@@ -431,8 +451,6 @@ export function callPage(deps: Deps): FastifyPluginAsync {
                     customer=${c.customer_phone_e164} />`
               : null
           }
-          <h2>Transcript</h2>
-          <${Transcript} c=${c} />
           <h2>Statuses</h2>
           <${StatusForm} c=${c} user=${user} />
           <h2>Trash and deletion</h2>

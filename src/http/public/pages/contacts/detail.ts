@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { CONTACT_CALLS_LIMIT, type ContactCall, callsOfNumber } from '../../../../capture/contact-calls.ts';
 import { type CallSetup, loadCallSetup } from '../../../../capture/telephony/call-setup.ts';
 import { type ContactView, getContact, updateContact } from '../../../../contacts/contacts.ts';
 import { EDITABLE_CONTACT_FIELDS } from '../../../../contacts/diff.ts';
@@ -12,15 +13,17 @@ import { type PageUser, requireUser, scopeOf, seeOther } from '../kit/guard.ts';
 import { html, type VNode } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
 import { doneNotice } from '../kit/notices.ts';
-import { CsrfField, Time } from '../kit/ui.ts';
+import { CsrfField, formatDuration, Time, words } from '../kit/ui.ts';
 import { fullName } from './list.ts';
 
 /**
- * /app/contacts/{id}: a contact's page, its Call form and the edit form.
+ * /app/contacts/{id}: a contact's page, its call history (calls with its E.164 number), its Call form
+ * and the edit form.
  * A save changes only what differs and emits contact.updated with exactly those keys (the same
  * service as PATCH /admin/v1/contacts/{id}); a save that changes nothing emits nothing.
  */
 const DONE: Record<string, string> = {
+  created: 'Contact created. Subscribed receivers get a contact.created event.',
   saved: 'Contact saved. Subscribed receivers get a contact.updated event with the changed fields.',
   unchanged: 'Nothing changed, so no event was sent.',
 };
@@ -59,11 +62,55 @@ function EditForm({ user, c, v }: { user: PageUser; c: ContactView; v: ContactFo
   </form>`;
 }
 
+/** The contact's calls: the organization's calls with the contact's E.164 number, newest first. */
+function CallHistory({
+  c,
+  calls,
+}: {
+  c: ContactView;
+  calls: { items: ContactCall[]; has_more: boolean };
+}): VNode {
+  if (!c.phone_e164) {
+    return html`<p class="muted">The contact's phone number is not a usable number, so no call can be tied to it.</p>`;
+  }
+  if (calls.items.length === 0) return html`<p class="muted">No calls with ${c.phone_e164} yet.</p>`;
+  return html`<table class="contact-calls" id="contact-calls">
+      <caption class="sr-only">Calls with ${c.phone_e164}, newest first</caption>
+      <thead><tr><th scope="col">When</th><th scope="col">Direction</th><th scope="col">About</th>
+        <th scope="col">Duration</th><th scope="col">CRM status</th><th scope="col">Review</th></tr></thead>
+      <tbody>
+        ${calls.items.map(
+          (k) => html`<tr data-call-id=${k.id}>
+            <td data-label="When"><a href=${`/app/calls/${k.id}`}><${Time} at=${k.created_at} /></a></td>
+            <td data-label="Direction">${k.direction === 'inbound' ? 'Inbound' : 'Outbound'}</td>
+            <td data-label="About">${k.subject ?? html`<span class="muted">No subject</span>`}${
+              k.trashed ? html` <span class="badge bad">In the trash</span>` : null
+            }</td>
+            <td data-label="Duration">${formatDuration(k.duration)}</td>
+            <td data-label="CRM status">${words(k.crm_status)}</td>
+            <td data-label="Review">${k.review_status ? words(k.review_status) : 'Not set'}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>
+    ${
+      calls.has_more
+        ? html`<p class="muted">The ${CONTACT_CALLS_LIMIT} newest calls are shown; the calls list has them all.</p>`
+        : null
+    }`;
+}
+
+const callsOf = (deps: Deps, user: PageUser, c: ContactView) =>
+  c.phone_e164
+    ? callsOfNumber(deps.db, scopeOf(user), c.phone_e164)
+    : Promise.resolve({ items: [], has_more: false });
+
 async function renderEdit(
   reply: FastifyReply,
   user: PageUser,
   c: ContactView,
   setup: CallSetup,
+  calls: { items: ContactCall[]; has_more: boolean },
   o: { v?: ContactForm; notice?: Notice | null; status?: number } = {},
 ): Promise<FastifyReply> {
   return renderPage(reply, {
@@ -77,6 +124,8 @@ async function renderEdit(
         <dt>Created</dt><dd><${Time} at=${c.created_at} /></dd>
         <dt>Updated</dt><dd><${Time} at=${c.updated_at} /></dd>
       </dl>
+      <h2>Calls</h2>
+      <${CallHistory} c=${c} calls=${calls} />
       ${
         c.phone_e164
           ? html`<h2>Call</h2>
@@ -96,7 +145,11 @@ export function contactPage(deps: Deps): FastifyPluginAsync {
       const user = requireUser(req);
       const c = await getContact(deps.db, scopeOf(user), req.params.id);
       if (!c) throw notFound(`No contact ${req.params.id} in your organization.`);
-      return renderEdit(reply, user, c, await loadCallSetup(deps.db, scopeOf(user), user.session.userId), {
+      const [setup, calls] = await Promise.all([
+        loadCallSetup(deps.db, scopeOf(user), user.session.userId),
+        callsOf(deps, user, c),
+      ]);
+      return renderEdit(reply, user, c, setup, calls, {
         notice: doneNotice(req, DONE),
       });
     });
@@ -134,6 +187,7 @@ export function contactPage(deps: Deps): FastifyPluginAsync {
           user,
           before,
           await loadCallSetup(deps.db, scopeOf(user), user.session.userId),
+          await callsOf(deps, user, before),
           { v, ...formError(err) },
         );
       }

@@ -4,14 +4,16 @@ import type {
   onRequestAsyncHookHandler,
   preHandlerAsyncHookHandler,
 } from 'fastify';
+import { type Capability, can, refusal } from '../../../../accounts/roles.ts';
 import {
   csrfMatches,
   loadSessionUser,
   SESSION_COOKIE,
   type SessionUser,
+  sessionScope,
 } from '../../../../accounts/sessions.ts';
 import type { Deps } from '../../../../deps.ts';
-import { type TenantScope, tenantScope } from '../../../../domain/tenant.ts';
+import type { TenantScope } from '../../../../domain/tenant.ts';
 import { forbidden } from '../../../../errors.ts';
 import { field, formOf } from './form.ts';
 import { loginUrl } from './next-path.ts';
@@ -77,10 +79,20 @@ export function requireUser(req: FastifyRequest): PageUser {
   return req.pageUser;
 }
 
-/** Owner-only actions (docs/decisions.md "What an owner can do that a member can't"): 403 for a member. */
+/**
+ * The signed-in user of a page that needs a capability (accounts/roles.ts `can`): a 403 page for a
+ * role without it — the server refuses, whatever the page shows or hides.
+ */
+export function requireCan(req: FastifyRequest, capability: Capability): PageUser {
+  const user = requireUser(req);
+  if (!can(user, capability)) throw forbidden(refusal(user.role, capability));
+  return user;
+}
+
+/** Owner-only actions of the call pages (erasing a call, roles.ts `erase_calls`): a 403 page for anyone else. */
 export function requireOwner(req: FastifyRequest, what: string): PageUser {
   const user = requireUser(req);
-  if (user.role !== 'owner') throw forbidden(`Only the organization's owner can ${what}.`);
+  if (!can(user, 'erase_calls')) throw forbidden(`Only the organization's owner can ${what}.`);
   return user;
 }
 
@@ -88,5 +100,8 @@ export function requireOwner(req: FastifyRequest, what: string): PageUser {
 export const seeOther = (reply: FastifyReply, location: string) =>
   reply.code(303).header('location', location).send();
 
-/** The tenant scope every area function is called with on a page: the signed-in user's organization. */
-export const scopeOf = (user: PageUser): TenantScope => tenantScope(user.session.organizationId);
+/**
+ * The tenant scope every area function is called with on a page: the signed-in user's organization
+ * in the environment the session is switched to (the test-mode switch, settings/environment.ts).
+ */
+export const scopeOf = (user: PageUser): TenantScope => sessionScope(user.session);

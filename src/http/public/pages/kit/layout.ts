@@ -1,19 +1,32 @@
 import type { FastifyReply } from 'fastify';
 import { renderToString } from 'preact-render-to-string';
+import { type Capability, can } from '../../../../accounts/roles.ts';
 import type { PageUser } from './guard.ts';
 import { type ComponentChildren, html, type VNode } from './html.ts';
 import { SECURITY_HEADERS } from './security.ts';
+import { inTimeZone } from './time-zone.ts';
 import { CsrfField } from './ui.ts';
 
-/** The sections of the main navigation; a page names the one it belongs to. */
-export const NAV = [
+/**
+ * The sections of the main navigation; a page names the one it belongs to. A section that needs a
+ * capability (accounts/roles.ts) is left out for a role without it — for tidiness only: the page
+ * itself refuses such a user with a 403 (kit/guard.ts requireCan).
+ */
+export const NAV: readonly { key: string; label: string; href: string; capability?: Capability }[] = [
   { key: 'calls', label: 'Calls', href: '/app/calls' },
   { key: 'contacts', label: 'Contacts', href: '/app/contacts' },
   { key: 'trackers', label: 'Trackers', href: '/app/trackers' },
-  { key: 'integrations', label: 'Integrations', href: '/app/settings/integrations' },
-  { key: 'settings', label: 'Settings', href: '/app/settings/organization' },
-] as const;
-export type NavKey = (typeof NAV)[number]['key'];
+  {
+    key: 'integrations',
+    label: 'Integrations',
+    href: '/app/settings/integrations',
+    capability: 'manage_integrations',
+  },
+  { key: 'team', label: 'Team', href: '/app/settings/team', capability: 'manage_team' },
+  { key: 'settings', label: 'Settings', href: '/app/settings/organization', capability: 'manage_settings' },
+  { key: 'profile', label: 'Profile', href: '/app/settings/profile' },
+];
+export type NavKey = 'calls' | 'contacts' | 'trackers' | 'integrations' | 'team' | 'settings' | 'profile';
 
 /** A message at the top of a page: `ok` is announced politely, `error` as an alert. */
 export interface Notice {
@@ -32,6 +45,24 @@ export interface PageOptions {
   /** HTTP status of the answer (200 unless told) */
   status?: number;
   body: ComponentChildren;
+}
+
+/**
+ * The test-mode switch (spec/api-v1-additions.md "Test mode"): a form post to the other
+ * environment (session/environment.ts), back to the list page of the current section.
+ */
+function EnvironmentSwitch({ user, nav }: { user: PageUser; nav?: NavKey }): VNode {
+  const test = user.session.environment === 'test';
+  const next = NAV.find((n) => n.key === nav)?.href ?? '/app/calls';
+  return html`<form method="post" action="/app/environment" class="environment-switch">
+    <${CsrfField} user=${user} />
+    <input type="hidden" name="environment" value=${test ? 'live' : 'test'} />
+    <input type="hidden" name="next" value=${next} />
+    <span class="environment-now">${test ? 'Test mode' : 'Live data'}</span>
+    <button type="submit" aria-pressed=${test ? 'true' : 'false'}>
+      ${test ? 'Switch to live data' : 'Switch to test mode'}
+    </button>
+  </form>`;
 }
 
 function Layout(p: PageOptions): VNode {
@@ -53,18 +84,26 @@ function Layout(p: PageOptions): VNode {
           user &&
           html`<nav aria-label="Main">
             <ul>
-              ${NAV.map(
+              ${NAV.filter((n) => !n.capability || can(user, n.capability)).map(
                 (n) =>
                   html`<li><a href=${n.href} aria-current=${n.key === p.nav ? 'page' : undefined}>${n.label}</a></li>`,
               )}
             </ul>
           </nav>
+          <${EnvironmentSwitch} user=${user} nav=${p.nav} />
           <form method="post" action="/app/logout" class="signout">
             <${CsrfField} user=${user} />
             <button type="submit">Sign out</button>
           </form>`
         }
       </header>
+      ${
+        user?.session.environment === 'test' &&
+        html`<p class="test-mode-banner" role="note">
+          <strong>Test mode: you are seeing test data.</strong> Calls, contacts, API keys and webhook subscriptions
+          here are test ones, apart from live data; switch back to live data above.
+        </p>`
+      }
       <main id="main" tabindex="-1">
         <h1>${p.title}</h1>
         ${
@@ -78,7 +117,7 @@ function Layout(p: PageOptions): VNode {
       ${
         user &&
         html`<footer>
-          Signed in as ${user.email} (${user.role}) · ${user.organizationName}
+          Signed in as ${user.name ? `${user.name}, ` : ''}${user.email} (${user.role}) · ${user.organizationName}
         </footer>`
       }
     </body>
@@ -95,5 +134,5 @@ export function renderPage(reply: FastifyReply, opts: PageOptions): FastifyReply
     .headers(SECURITY_HEADERS)
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')
-    .send(`<!doctype html>${renderToString(Layout(opts))}`);
+    .send(`<!doctype html>${inTimeZone(opts.user?.timeZone ?? 'UTC', () => renderToString(Layout(opts)))}`);
 }

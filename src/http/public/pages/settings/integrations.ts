@@ -6,8 +6,10 @@ import {
   listApiKeys,
   revokeApiKey,
 } from '../../../../accounts/api-keys.ts';
+import { stashSecret, takeSecret } from '../../../../accounts/secret-reveals.ts';
 import type { Deps } from '../../../../deps.ts';
 import { INTEGRATIONS_PAGE_PATH, subscriptionPagePath } from '../../../../domain/app-urls.ts';
+import type { Environment } from '../../../../domain/tenant.ts';
 import { badRequest, notFound } from '../../../../errors.ts';
 import { isUuid } from '../../../../ids.ts';
 import { SELECTABLE_EVENT_TYPES } from '../../../../webhooks/outbox/event-types.ts';
@@ -16,9 +18,10 @@ import {
   listSubscriptions,
   type SubscriptionView,
 } from '../../../../webhooks/subscriptions/subscriptions.ts';
+import { ErrorText, type FieldError, fieldAttrs, fieldError } from '../kit/field-errors.ts';
 import { field, fields, formOf } from '../kit/form.ts';
 import { formError } from '../kit/form-check.ts';
-import { type PageUser, requireUser, seeOther } from '../kit/guard.ts';
+import { type PageUser, requireCan, requireUser, scopeOf, seeOther } from '../kit/guard.ts';
 import { html, type VNode } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
 import { doneNotice } from '../kit/notices.ts';
@@ -41,8 +44,13 @@ import {
  * key shown once; list; revoke after a confirmation page) and webhook subscriptions (list; create,
  * whose answer shows the secret once and the handshake's outcome). Same services as /app/api.
  *
- * One-time secrets: the key and the signing secret are rendered in the answer to the POST that
- * created them (Cache-Control: no-store), never stored for a later page, never put in a URL.
+ * One-time secrets: a new API key is shown after a redirect (post/redirect/get: a reload neither
+ * creates a second key nor shows it again): the POST keeps it encrypted for the session's next page
+ * (accounts/secret-reveals.ts) and answers 303 to `?reveal=<id>`, an id that is not the key; the
+ * GET takes it out and shows it once. The signing secret of a new subscription is rendered in the
+ * answer to the POST that created it (Cache-Control: no-store). Neither is ever put in a URL.
+ *
+ * Owners and admins only (accounts/roles.ts `manage_integrations`): an agent gets the 403 page.
  */
 
 /** Notices a redirect back to this page may ask for (?done=…): fixed texts, never text from the URL. */
@@ -51,18 +59,44 @@ const DONE: Record<string, string> = {
   subscription_deleted: 'The webhook subscription was deleted; its waiting deliveries were skipped.',
 };
 
-function KeyForm({ user, values }: { user: PageUser; values?: KeyFormValues }): VNode {
-  const v = values ?? { name: '', scopes: ['read.calls'], recordings: false };
-  return html`<form method="post" action=${`${INTEGRATIONS_PAGE_PATH}/api-keys`} class="stack" id="create-key">
+function KeyForm({
+  user,
+  values,
+  err,
+}: {
+  user: PageUser;
+  values?: KeyFormValues;
+  err?: FieldError | null;
+}): VNode {
+  const v = values ?? {
+    name: '',
+    scopes: ['read.calls'],
+    recordings: false,
+    environment: user.session.environment,
+  };
+  return html`<form method="post" action=${`${INTEGRATIONS_PAGE_PATH}/api-keys`} class="stack" id="create-key" novalidate>
     <${CsrfField} user=${user} />
     <div>
       <label for="key-name">Name</label>
-      <input type="text" id="key-name" name="name" maxlength=${API_KEY_NAME_MAX_LENGTH} value=${v.name}
-        aria-describedby="key-name-hint" />
+      <input type="text" id="key-name" name="name" maxlength=${API_KEY_NAME_MAX_LENGTH} value=${v.name} required
+        ...${fieldAttrs('name', err, 'key-name-hint')} />
       <p class="muted" id="key-name-hint">So you can tell your keys apart, e.g. "CRM sync".</p>
+      <${ErrorText} name="name" err=${err} />
     </div>
     <fieldset>
+      <legend>Data the key works on</legend>
+      <label class="check">
+        <input type="radio" name="environment" value="live" checked=${v.environment === 'live'} />
+        Live data (<code>cc_live_…</code>)
+      </label>
+      <label class="check">
+        <input type="radio" name="environment" value="test" checked=${v.environment === 'test'} />
+        Test data only (<code>cc_test_…</code>): rehearse an integration without touching live data
+      </label>
+    </fieldset>
+    <fieldset ...${fieldAttrs('scopes', err)}>
       <legend>What the key may do</legend>
+      <${ErrorText} name="scopes" err=${err} />
       ${ORDINARY_SCOPES.map(
         (s) => html`<label class="check">
           <input type="checkbox" name="scopes" value=${s} checked=${v.scopes.includes(s)} />
@@ -94,6 +128,7 @@ interface KeyFormValues {
   name: string;
   scopes: string[];
   recordings: boolean;
+  environment: Environment;
 }
 
 function KeyList({ keys }: { keys: ApiKeySummary[] }): VNode {
@@ -208,13 +243,14 @@ export async function renderIntegrations(
     status?: number;
     newKey?: string;
     keyForm?: KeyFormValues;
+    keyErr?: FieldError | null;
     subForm?: SubFormValues;
   } = {},
 ): Promise<FastifyReply> {
-  const orgId = user.session.organizationId;
+  const scope = scopeOf(user);
   const [keys, subs] = await Promise.all([
-    listApiKeys(deps.db, orgId),
-    listSubscriptions(deps.db, orgId, deps.clock.now()),
+    listApiKeys(deps.db, scope),
+    listSubscriptions(deps.db, scope, deps.clock.now()),
   ]);
   return renderPage(reply, {
     title: 'Integrations',
@@ -230,7 +266,7 @@ export async function renderIntegrations(
           <code>Authorization: Bearer ${'<key>'}</code>.</p>
         <${KeyList} keys=${keys} />
         <h3>Create a key</h3>
-        <${KeyForm} user=${user} values=${o.keyForm} />
+        <${KeyForm} user=${user} values=${o.keyForm} err=${o.keyErr ?? null} />
       </section>
       <section aria-labelledby="subs-title">
         <h2 id="subs-title">Webhook subscriptions</h2>
@@ -243,53 +279,97 @@ export async function renderIntegrations(
   });
 }
 
-function keyFormOf(body: unknown): KeyFormValues {
+function keyFormOf(body: unknown, user: PageUser): KeyFormValues {
   const form = formOf(body);
   const consent = field(form, 'recordings_consent');
   const scopes = fields(form, 'scopes').filter((s) => s !== 'read.recordings');
-  return { name: field(form, 'name') ?? '', scopes, recordings: consent === 'yes' };
+  const environment = field(form, 'environment') ?? user.session.environment;
+  if (environment !== 'live' && environment !== 'test') {
+    throw badRequest('Field "environment" must be live or test.', 'environment');
+  }
+  return { name: field(form, 'name') ?? '', scopes, recordings: consent === 'yes', environment };
 }
 
 type IdParams = { Params: { id: string } };
 
 export function integrationsPages(deps: Deps): FastifyPluginAsync {
   return async (app) => {
-    app.get(route(INTEGRATIONS_PAGE_PATH), async (req, reply) =>
-      renderIntegrations(deps, reply, requireUser(req), { notice: doneNotice(req, DONE) }),
-    );
+    // Integrations are for owners and admins (accounts/roles.ts): an agent gets the 403 page.
+    app.addHook('preHandler', async (req) => {
+      requireCan(req, 'manage_integrations');
+    });
+
+    app.get<{ Querystring: { reveal?: unknown } }>(route(INTEGRATIONS_PAGE_PATH), async (req, reply) => {
+      const user = requireUser(req);
+      const reveal = req.query.reveal;
+      if (typeof reveal !== 'string') {
+        return renderIntegrations(deps, reply, user, { notice: doneNotice(req, DONE) });
+      }
+      const key = await takeSecret(deps.db, deps.keys, {
+        sessionId: user.session.sessionId,
+        kind: 'api_key',
+        id: reveal,
+        now: deps.clock.now(),
+      });
+      return renderIntegrations(deps, reply, user, {
+        newKey: key ?? undefined,
+        notice: key
+          ? { kind: 'ok', text: 'API key created. Copy it now: it is shown only this once.' }
+          : {
+              kind: 'ok',
+              text: 'The new key was shown once and is not shown again. If you did not copy it, revoke it and create another.',
+            },
+      });
+    });
 
     app.post(route(`${INTEGRATIONS_PAGE_PATH}/api-keys`), async (req, reply) => {
       const user = requireUser(req);
-      const v = keyFormOf(req.body);
+      const v = keyFormOf(req.body, user);
       // read.recordings only through its own consent box, never as an ordinary scope value.
       const scopes = [...v.scopes, ...(v.recordings ? ['read.recordings'] : [])];
       try {
+        if (v.name.trim() === '') {
+          throw badRequest(
+            'Give the key a name, e.g. "CRM sync", so that you can tell your keys apart.',
+            'name',
+          );
+        }
         if (scopes.length === 0) {
           throw badRequest('Choose at least one scope: tick "read.calls" to read calls.', 'scopes');
         }
-        const created = await deps.db.transaction((tx) =>
-          createApiKey(tx, {
+        // The key and its one-time reveal in one transaction: no key is made that cannot be shown.
+        const reveal = await deps.db.transaction(async (tx) => {
+          const now = deps.clock.now();
+          const created = await createApiKey(tx, {
             organizationId: user.session.organizationId,
+            environment: v.environment,
             userId: user.session.userId,
             scopes,
             name: v.name,
-            now: deps.clock.now(),
-          }),
-        );
-        return renderIntegrations(deps, reply, user, {
-          status: 201,
-          newKey: created.key,
-          notice: { kind: 'ok', text: `API key created with ${scopes.join(', ')}.` },
+            now,
+          });
+          return stashSecret(tx, deps.keys, {
+            sessionId: user.session.sessionId,
+            kind: 'api_key',
+            secret: created.key,
+            now,
+          });
         });
+        return seeOther(reply, `${INTEGRATIONS_PAGE_PATH}?reveal=${reveal}#new-key-title`);
       } catch (err) {
-        const e = formError(err);
-        return renderIntegrations(deps, reply, user, { ...e, keyForm: v });
+        const e = fieldError(err);
+        return renderIntegrations(deps, reply, user, {
+          status: e.status,
+          notice: e.notice,
+          keyErr: e.err,
+          keyForm: v,
+        });
       }
     });
 
     app.get<IdParams>(route(`${INTEGRATIONS_PAGE_PATH}/api-keys/:id/revoke`), async (req, reply) => {
       const user = requireUser(req);
-      const keys = await listApiKeys(deps.db, user.session.organizationId);
+      const keys = await listApiKeys(deps.db, scopeOf(user));
       const key = keys.find((k) => k.api_key_id === req.params.id && !k.revoked);
       if (!key) throw notFound(`No active API key ${req.params.id} in your organization.`);
       return renderPage(reply, {
@@ -316,7 +396,7 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
         isUuid(req.params.id) &&
         (await revokeApiKey(deps.db, {
           apiKeyId: req.params.id,
-          organizationId: user.session.organizationId,
+          scope: scopeOf(user),
           now: deps.clock.now(),
         }));
       if (!ok) throw notFound(`No API key ${req.params.id} in your organization.`);
@@ -335,8 +415,7 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
         if (values.mode !== 'permissive' && values.mode !== 'strict') {
           throw badRequest('Field "verification_mode" must be permissive or strict.', 'verification_mode');
         }
-        const created = await createSubscription(deps, {
-          organizationId: user.session.organizationId,
+        const created = await createSubscription(deps, scopeOf(user), {
           url: values.url.trim(),
           eventTypes: values.eventTypes,
           verificationMode: values.mode,

@@ -1,22 +1,31 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { getOrganization, updateOrganization } from '../../../../accounts/organizations.ts';
+import { can } from '../../../../accounts/roles.ts';
+import {
+  checkTimeZone,
+  organizationTimeZone,
+  setOrganizationTimeZone,
+} from '../../../../accounts/time-zones.ts';
 import { KNOWN_LANGUAGES } from '../../../../capture/language.ts';
 import type { Deps } from '../../../../deps.ts';
-import { badRequest, notFound } from '../../../../errors.ts';
+import { badRequest, forbidden, notFound } from '../../../../errors.ts';
 import { field, formOf } from '../kit/form.ts';
 import { formError } from '../kit/form-check.ts';
-import { type PageUser, requireOwner, requireUser, seeOther } from '../kit/guard.ts';
+import { type PageUser, requireCan, scopeOf, seeOther } from '../kit/guard.ts';
 import { html } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
 import { doneNotice } from '../kit/notices.ts';
 import { CsrfField } from '../kit/ui.ts';
+import { TimeZoneSelect } from './profile.ts';
 
 /**
  * /app/settings/organization: how long calls are kept (retention days; empty = until deleted) and the
  * account language (the fallback language of follow-up drafts), and the recording-consent
  * announcement played to inbound callers (docs/capture.md), and whether payment and identity details are
- * redacted (on by default; turning it off is the owner's explicit choice, "Keep every word as said").
- * Owners change them; members read.
+ * redacted (on by default; turning it off is the owner's explicit choice, "Keep every word as said"),
+ * and the time zone the pages spell times in (a user may choose their own on their profile).
+ * Owners and admins (accounts/roles.ts `manage_settings`); redaction only owners (`change_redaction`).
+ * An agent is refused the page (403).
  */
 export const ORGANIZATION_PAGE_PATH = '/app/settings/organization';
 export const MAX_RETENTION_DAYS = 36_500;
@@ -32,6 +41,8 @@ interface OrgForm {
   consent_language: string;
   /** 'on' | 'off'; '' = the form did not say (a post without the field leaves the setting as it is) */
   redaction: string;
+  /** IANA zone; '' = the form did not say */
+  time_zone: string;
 }
 
 async function render(
@@ -40,7 +51,10 @@ async function render(
   user: PageUser,
   o: { notice?: Notice | null; status?: number; v?: OrgForm } = {},
 ): Promise<FastifyReply> {
-  const org = await getOrganization(deps.db, user.session.organizationId);
+  const [org, zone] = await Promise.all([
+    getOrganization(deps.db, user.session.organizationId),
+    organizationTimeZone(deps.db, scopeOf(user)),
+  ]);
   if (!org) throw notFound('Your organization no longer exists.');
   const v = o.v ?? {
     retention_days: org.retention_days === null ? '' : String(org.retention_days),
@@ -49,9 +63,10 @@ async function render(
     consent_text: org.recording_consent.text ?? '',
     consent_language: org.recording_consent.language ?? '',
     redaction: org.redaction_enabled ? 'on' : 'off',
+    time_zone: zone,
   };
   const redactionOn = v.redaction === '' ? org.redaction_enabled : v.redaction === 'on';
-  const owner = user.role === 'owner';
+  const owner = can(user, 'change_redaction');
   return renderPage(reply, {
     title: 'Organization settings',
     user,
@@ -60,8 +75,14 @@ async function render(
     status: o.status,
     body: html`<form method="post" action=${ORGANIZATION_PAGE_PATH} class="stack" id="organization-settings">
       <${CsrfField} user=${user} />
-      <fieldset disabled=${!owner}>
+      <fieldset>
         <legend>${org.name}</legend>
+        <div>
+          <label for="org-time-zone">Time zone</label>
+          <${TimeZoneSelect} id="org-time-zone" value=${v.time_zone || zone} attrs=${{ 'aria-describedby': 'org-time-zone-hint' }} />
+          <p class="muted" id="org-time-zone-hint">Times on the pages are shown in this zone (hover one for UTC); each
+            member may choose their own on their profile.</p>
+        </div>
         <div>
           <label for="org-retention">Keep calls for (days)</label>
           <input type="number" id="org-retention" name="retention_days" min="1" max=${MAX_RETENTION_DAYS} step="1"
@@ -99,7 +120,7 @@ async function render(
             <p class="muted" id="org-consent-language-hint">A language tag such as en-US or de-DE; empty = the account language.</p>
           </div>
         </fieldset>
-        <fieldset id="org-redaction" aria-describedby="org-redaction-hint">
+        <fieldset id="org-redaction" aria-describedby="org-redaction-hint" disabled=${!owner}>
           <legend>Redaction of payment and identity details</legend>
           <p class="muted" id="org-redaction-hint">Callers read out card numbers, security codes, social security and other
             national id numbers, bank details, dates of birth and passport numbers. With redaction on, the service takes
@@ -120,10 +141,10 @@ async function render(
               for security codes. Calls already stored stay redacted.</p>
           </div>
           ${!redactionOn && html`<p class="notice error" role="status" id="org-redaction-off-notice"><strong>Redaction is off:</strong> new calls keep card numbers, security codes and ids as said.</p>`}
+          ${!owner && html`<p class="muted">Only an owner can turn redaction on or off.</p>`}
         </fieldset>
-        ${owner && html`<div><button type="submit">Save settings</button></div>`}
+        <div><button type="submit">Save settings</button></div>
       </fieldset>
-      ${!owner && html`<p class="muted">Only the organization's owner can change these settings.</p>`}
     </form>`,
   });
 }
@@ -132,11 +153,11 @@ export function organizationPages(deps: Deps): FastifyPluginAsync {
   const path = ORGANIZATION_PAGE_PATH.replace(/^\/app/, '');
   return async (app) => {
     app.get(path, async (req, reply) =>
-      render(deps, reply, requireUser(req), { notice: doneNotice(req, DONE) }),
+      render(deps, reply, requireCan(req, 'manage_settings'), { notice: doneNotice(req, DONE) }),
     );
 
     app.post(path, async (req, reply) => {
-      const user = requireOwner(req, 'change the organization settings');
+      const user = requireCan(req, 'manage_settings');
       const form = formOf(req.body);
       const v: OrgForm = {
         retention_days: (field(form, 'retention_days') ?? '').trim(),
@@ -145,6 +166,7 @@ export function organizationPages(deps: Deps): FastifyPluginAsync {
         consent_text: (field(form, 'consent_text') ?? '').trim(),
         consent_language: (field(form, 'consent_language') ?? '').trim(),
         redaction: field(form, 'redaction') ?? '',
+        time_zone: field(form, 'time_zone') ?? '',
       };
       try {
         if (v.redaction !== '' && v.redaction !== 'on' && v.redaction !== 'off') {
@@ -160,6 +182,12 @@ export function organizationPages(deps: Deps): FastifyPluginAsync {
             );
           }
         }
+        const org = await getOrganization(deps.db, user.session.organizationId);
+        const redactionChanges = v.redaction !== '' && (v.redaction === 'on') !== org?.redaction_enabled;
+        if (redactionChanges && !can(user, 'change_redaction')) {
+          throw forbidden('Only an owner can turn redaction on or off.');
+        }
+        if (v.time_zone !== '') checkTimeZone(v.time_zone);
         await updateOrganization(deps.db, user.session.organizationId, {
           retention_days: retention,
           language: v.language,
@@ -170,6 +198,7 @@ export function organizationPages(deps: Deps): FastifyPluginAsync {
           },
           ...(v.redaction === '' ? {} : { redaction_enabled: v.redaction !== 'off' }),
         });
+        if (v.time_zone !== '') await setOrganizationTimeZone(deps.db, scopeOf(user), v.time_zone);
       } catch (err) {
         return render(deps, reply, user, { v, ...formError(err) });
       }

@@ -34,7 +34,7 @@ import { enqueueTestEvent, subscriptionInactive } from '../../../../webhooks/sub
 import { dayOf, parseDay } from '../kit/dates.ts';
 import { field, fields, formOf } from '../kit/form.ts';
 import { formError } from '../kit/form-check.ts';
-import { type PageUser, requireUser, seeOther } from '../kit/guard.ts';
+import { type PageUser, requireCan, requireUser, scopeOf, seeOther } from '../kit/guard.ts';
 import { html, type VNode } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
 import { doneNotice } from '../kit/notices.ts';
@@ -414,9 +414,7 @@ function BulkResend(p: {
 }
 
 async function loadSub(deps: Deps, user: PageUser, id: string): Promise<SubscriptionView> {
-  const sub = isUuid(id)
-    ? await getSubscription(deps.db, user.session.organizationId, id, deps.clock.now())
-    : null;
+  const sub = isUuid(id) ? await getSubscription(deps.db, scopeOf(user), id, deps.clock.now()) : null;
   if (!sub) throw notFound(`No webhook subscription ${id} in your organization.`);
   return sub;
 }
@@ -430,14 +428,14 @@ export async function renderSubscriptionPage(
   x: PageExtras = {},
 ): Promise<FastifyReply> {
   const sub = await loadSub(deps, user, id);
-  const orgId = user.session.organizationId;
+  const scope = scopeOf(user);
   const filter = logFilterOf(
     (req.method === 'GET' ? req.query : formOf(req.body)) as Record<string, unknown>,
   );
   const [rotations, log] = await Promise.all([
-    listRotations(deps.db, orgId, sub.subscription_id),
+    listRotations(deps.db, scope, sub.subscription_id),
     listDeliveries(deps.db, {
-      organizationId: orgId,
+      scope,
       subscriptionId: sub.subscription_id,
       status: filter.status,
       eventType: filter.eventType,
@@ -479,9 +477,13 @@ export function webhookPages(deps: Deps): FastifyPluginAsync {
   const page = route(`${INTEGRATIONS_PAGE_PATH}/webhooks/:id`);
   const back = (id: string, done: string, filter: LogFilter = {}, hash = '') =>
     `${subscriptionPagePath(id)}${filterQuery(filter, { done })}${hash}`;
-  const orgOf = (user: PageUser) => user.session.organizationId;
+  const orgOf = scopeOf;
 
   return async (app) => {
+    // Integrations are for owners and admins (accounts/roles.ts): an agent gets the 403 page.
+    app.addHook('preHandler', async (req) => {
+      requireCan(req, 'manage_integrations');
+    });
     app.get<IdParams>(page, async (req, reply) => {
       const user = requireUser(req);
       const q = req.query as Record<string, unknown>;
@@ -516,7 +518,7 @@ export function webhookPages(deps: Deps): FastifyPluginAsync {
           const sub = await lockSubscription(tx, orgOf(user), req.params.id);
           if (sub.state !== 'active') throw subscriptionInactive();
           return enqueueTestEvent(tx, {
-            organizationId: orgOf(user),
+            scope: orgOf(user),
             subscriptionId: sub.id,
             secretId: null,
             now: deps.clock.now(),
@@ -569,7 +571,7 @@ export function webhookPages(deps: Deps): FastifyPluginAsync {
           );
         }
         const r = await startRotation(deps, {
-          organizationId: orgOf(user),
+          scope: orgOf(user),
           subscriptionId: req.params.id,
           emergency,
         });
@@ -599,7 +601,7 @@ export function webhookPages(deps: Deps): FastifyPluginAsync {
         throw notFound(`No rotation ${req.params.rid} on this webhook subscription.`);
       try {
         await testRotation(deps, {
-          organizationId: orgOf(user),
+          scope: orgOf(user),
           subscriptionId: req.params.id,
           rotationId: req.params.rid,
         });
@@ -616,7 +618,7 @@ export function webhookPages(deps: Deps): FastifyPluginAsync {
         throw notFound(`No rotation ${req.params.rid} on this webhook subscription.`);
       try {
         await activateRotation(deps, {
-          organizationId: orgOf(user),
+          scope: orgOf(user),
           subscriptionId: req.params.id,
           rotationId: req.params.rid,
         });

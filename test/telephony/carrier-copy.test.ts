@@ -1,0 +1,101 @@
+/**
+ * The carrier's copy of a recording is deleted once ours is stored (issue 19, docs/capture.md
+ * "Connecting Twilio" section 4): with redaction on, right after the transcribe stage stored the
+ * final (silenced where needed) copy; a DELETE Twilio fails is retried by the retention sweep until
+ * Twilio confirms. An organization that turned redaction off keeps the carrier's copy as before.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { runRetentionSweep } from '../../src/capture/retention.ts';
+import { downloadStage } from '../../src/capture/telephony/twilio/download.ts';
+import { type FakeProviders, startFakeProviders } from '../helpers/fake-providers.ts';
+import { admin } from '../helpers/http.ts';
+import { settleJobs } from '../helpers/jobs.ts';
+import { AGENT_TONE_HZ, CUSTOMER_TONE_HZ } from '../helpers/stereo-mp3.ts';
+import {
+  callIdOf,
+  connectOrg,
+  startTelephony,
+  type TelephonyEnv,
+  type TelephonyOrg,
+} from '../helpers/telephony.ts';
+
+let t: TelephonyEnv;
+let fake: FakeProviders;
+before(async () => {
+  fake = await startFakeProviders();
+  t = await startTelephony({
+    TRANSCRIPTION_PROVIDER: 'openai',
+    TRANSCRIPTION_BASE_URL: fake.openaiBaseUrl,
+    TRANSCRIPTION_API_KEY: 'sk-test-transcription-key-0123456789',
+  });
+});
+after(async () => {
+  await t?.close();
+  await fake?.close();
+});
+
+async function recordedCall(org: TelephonyOrg, from: string) {
+  const call = await t.fake.inboundCall({ from, to: org.number, account: org.account });
+  const id = await callIdOf(t, call.callSid);
+  const dial = await call.answerDial({
+    voices: { caller: CUSTOMER_TONE_HZ, answerer: AGENT_TONE_HZ },
+    duration: 9,
+  });
+  assert.equal(dial.recordingReply?.status, 204);
+  await call.hangup(9);
+  return { id, sid: dial.recordingSid! };
+}
+
+const deletes = (sid: string) =>
+  t.fake.restRequests.filter((r) => r.method === 'DELETE' && r.path.includes(sid)).length;
+
+async function carrierColumns(id: string) {
+  const { rows } = await t.h.db.query<{ due: boolean; deleted: boolean; processing_state: string }>(
+    `SELECT provider_recording_delete_due AS due, provider_recording_deleted_at IS NOT NULL AS deleted,
+            processing_state
+       FROM calls WHERE id = $1`,
+    [id],
+  );
+  return rows[0];
+}
+
+test('Twilio failing the DELETE after ours is stored: the call stays due, and the retention sweep deletes it there', async () => {
+  const org = await connectOrg(t, { ringTo: '+14155550961' });
+  t.fake.failRecordingDeletes = 503;
+  let id: string;
+  let sid: string;
+  try {
+    ({ id, sid } = await recordedCall(org, '+14155550162'));
+    await settleJobs(t.h.deps, { handlers: { download: downloadStage } });
+    assert.equal(deletes(sid), 1, 'Twilio was asked once the transcribe stage stored our copy');
+    assert.equal(t.fake.recordings.get(sid)!.deleted, false);
+    assert.deepEqual(await carrierColumns(id), { due: true, deleted: false, processing_state: 'processed' });
+  } finally {
+    t.fake.failRecordingDeletes = null;
+  }
+  const swept = await runRetentionSweep(t.h.deps);
+  assert.equal(swept.providerRecordingsDeleted, 1);
+  assert.equal(t.fake.recordings.get(sid)!.deleted, true);
+  assert.deepEqual(await carrierColumns(id), { due: true, deleted: true, processing_state: 'processed' });
+  // ours is still there, and nothing asks Twilio again
+  const { rows } = await t.h.db.query<{ recording_state: string }>(
+    'SELECT recording_state FROM calls WHERE id = $1',
+    [id],
+  );
+  assert.equal(rows[0].recording_state, 'available');
+  assert.equal((await runRetentionSweep(t.h.deps)).providerRecordingsDeleted, 0);
+  assert.equal(deletes(sid), 2);
+});
+
+test('redaction off: the carrier keeps its copy', async () => {
+  const org = await connectOrg(t, { ringTo: '+14155550962' });
+  const off = await admin(t.h, 'PATCH', `/organizations/${org.orgId}`, { redaction_enabled: false });
+  assert.equal(off.statusCode, 200);
+  const { id, sid } = await recordedCall(org, '+14155550163');
+  await settleJobs(t.h.deps, { handlers: { download: downloadStage } });
+  assert.equal(deletes(sid), 0);
+  assert.equal(t.fake.recordings.get(sid)!.deleted, false);
+  assert.deepEqual(await carrierColumns(id), { due: false, deleted: false, processing_state: 'processed' });
+  assert.equal((await runRetentionSweep(t.h.deps)).providerRecordingsDeleted, 0);
+});
