@@ -314,9 +314,12 @@ test('the web app: the switch is on every page, test mode shows the banner on ev
     headers: { ...FORM, cookie },
     payload: new URLSearchParams({ _csrf: csrf, name: 'rehearsal', scopes: 'read.calls' }).toString(),
   });
-  assert.equal(created.statusCode, 201);
-  assert.match(created.body, /cc_test_[A-Za-z0-9_-]{43}/);
-  assert.ok(created.body.includes('Test API key created'));
+  // post-redirect-get: the key is shown once on the page the 303 leads to
+  assert.equal(created.statusCode, 303);
+  const shown = await h.app.inject({ url: String(created.headers.location), headers: { cookie } });
+  assert.equal(shown.statusCode, 200);
+  assert.match(shown.body, /cc_test_[A-Za-z0-9_-]{43}/);
+  assert.ok(shown.body.includes('API key created'));
   // The form's choice: a live key from test mode.
   const liveKey = await h.app.inject({
     method: 'POST',
@@ -329,6 +332,7 @@ test('the web app: the switch is on every page, test mode shows the banner on ev
       environment: 'live',
     }).toString(),
   });
-  assert.equal(liveKey.statusCode, 201);
-  assert.match(liveKey.body, /cc_live_[A-Za-z0-9_-]{43}/);
+  assert.equal(liveKey.statusCode, 303);
+  const liveShown = await h.app.inject({ url: String(liveKey.headers.location), headers: { cookie } });
+  assert.match(liveShown.body, /cc_live_[A-Za-z0-9_-]{43}/);
 });
