@@ -5,10 +5,12 @@
  * live key (403 FORBIDDEN).
  */
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { captureStageHandlers } from '../../src/capture/jobs/stages/index.ts';
 import { telephonyStageHandlers } from '../../src/capture/telephony/download-stage.ts';
 import { startInboundTestCall } from '../../src/capture/telephony/simulated/carrier.ts';
+import { runCli } from '../../src/cli/run.ts';
 import { TEST_CALLER_PHONE, TEST_SERVICE_NUMBER } from '../../src/domain/simulated-call.ts';
 import { tenantScope } from '../../src/domain/tenant.ts';
 import { T0 } from '../helpers/deps.ts';
@@ -235,4 +237,31 @@ test('REST with a test key: POST /calls to 0001 answers 201 ringing_agent, then 
     failure_reason: 'customer_busy',
   });
   assert.equal(t.fake.restRequests.length, 0);
+});
+
+test('callcap trigger with a test key, against the service: a real test call that emits the event', async () => {
+  t.h.clock.set(T0);
+  const port = (t.h.app.server.address() as AddressInfo).port;
+  for (const [type, expected] of [
+    ['call.completed', 'call.completed'],
+    ['call.failed', 'call.failed'],
+  ] as const) {
+    const out = { stdout: '', stderr: '' };
+    const code = await runCli(['trigger', type], {
+      env: { CALLCAP_API_URL: `http://127.0.0.1:${port}/api/v1`, CALLCAP_API_KEY: org.apiKey },
+      stdout: (s) => {
+        out.stdout += s;
+      },
+      stderr: (s) => {
+        out.stderr += s;
+      },
+      readStdin: async () => '',
+    });
+    assert.equal(code, 0, out.stderr);
+    const summary = JSON.parse(out.stdout) as { call_id: string; event_type: string };
+    assert.equal(summary.event_type, type);
+    await playOut(t.h, summary.call_id);
+    const types = (await simEvents(t, org, summary.call_id)).map((e) => e.event_type);
+    assert.ok(types.includes(expected), types.join(', '));
+  }
 });
