@@ -216,3 +216,42 @@ test('a tracker that matches the script: call.tracker.matched with the completio
     await t.h.db.query('DELETE FROM trackers WHERE organization_id = $1', [org.orgId]);
   }
 });
+
+test('the web app in test mode: an organization without telephony calls from the test number (click-to-call)', async () => {
+  t.h.clock.set(T0);
+  await t.h.db.query('UPDATE users SET password_hash = $1 WHERE id = $2', [cheapPasswordHash(), org.ownerId]);
+  const { rows } = await t.h.db.query<{ email: string }>('SELECT email FROM users WHERE id = $1', [
+    org.ownerId,
+  ]);
+  const login = await t.h.app.inject({
+    method: 'POST',
+    url: '/app/api/login',
+    payload: { email: rows[0]!.email, password: PASSWORD },
+  });
+  assert.equal(login.statusCode, 200, login.body);
+  const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+  const csrf = login.json().csrf_token as string;
+  await t.h.db.query("UPDATE sessions SET environment = 'test' WHERE user_id = $1", [org.ownerId]);
+  const form = await t.h.app.inject({ url: '/app/calls/new', headers: { cookie } });
+  assert.equal(form.statusCode, 200);
+  assert.match(form.body, new RegExp(`value="\\${TEST_AGENT_PHONE}"`));
+  const res = await t.h.app.inject({
+    method: 'POST',
+    url: '/app/calls',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({
+      _csrf: csrf,
+      customer_phone: '+14155550002',
+      agent_phone: TEST_AGENT_PHONE,
+      from_number: TEST_SERVICE_NUMBER,
+    }).toString(),
+  });
+  assert.equal(res.statusCode, 303, res.body);
+  const id = /\/app\/calls\/([0-9a-f-]{36})\?done=calling/.exec(String(res.headers.location))![1]!;
+  await playOut(t.h, id);
+  const events = await simEvents(t, org, id);
+  assert.deepEqual(
+    events.map((e) => e.event_type),
+    ['call.outbound.attempted', 'call.failed'],
+  );
+});
