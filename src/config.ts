@@ -139,6 +139,11 @@ const schema = z.object({
   ANALYSIS_API_KEY: z.string().min(1).optional(),
   /** Its model; default gpt-5-mini. */
   ANALYSIS_MODEL: z.string().min(1).max(200).default('gpt-5-mini'),
+  /**
+   * Analysis of test-mode calls (docs/test-mode.md): `rules`, the built-in rules, so that a test call
+   * reaches no provider; `provider` sends them to ANALYSIS_PROVIDER like live calls (opt-in).
+   */
+  TEST_MODE_ANALYSIS: z.enum(['rules', 'provider']).default('rules'),
   /** Time-out of one analysis request in ms. */
   ANALYSIS_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
   /**

@@ -4,7 +4,7 @@ import { createJobRunner } from './capture/jobs/runner.ts';
 import { captureStageHandlers } from './capture/jobs/stages/index.ts';
 import type { StageHandlers } from './capture/jobs/types.ts';
 import { runRetentionSweep } from './capture/retention.ts';
-import { downloadStage } from './capture/telephony/twilio/download.ts';
+import { telephonyStageHandlers } from './capture/telephony/download-stage.ts';
 import { reconcileOutboundCalls } from './capture/telephony/twilio/outbound.ts';
 import { HOUR, MINUTE } from './clock.ts';
 import type { Deps } from './deps.ts';
@@ -106,7 +106,7 @@ export async function startWorkers(
   const deliveries = createDeliveryWorker(deps, { concurrency: deps.config.WEBHOOK_CONCURRENCY, mailer });
   await deliveries.start();
   const processing = createJobRunner(deps, {
-    handlers: { ...captureStageHandlers(), download: downloadStage, ...opts.stageHandlers },
+    handlers: { ...captureStageHandlers(), ...telephonyStageHandlers(), ...opts.stageHandlers },
     pollIntervalMs: opts.jobsPollIntervalMs,
     tickMs: opts.tickMs,
   });

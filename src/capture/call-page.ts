@@ -174,7 +174,10 @@ export async function readCallPage(
     contact: contact ?? null,
     steps: outboundSteps(call.outbound_lifecycle, outbound_ended_at, outbound_repaired_at),
     trackerMatches: trackerMatchesOf(tracker_matches),
-    setup: callSetupOf({ setup_account, setup_country, setup_numbers, setup_last_agent_phone }),
+    setup: callSetupOf(
+      { setup_account, setup_country, setup_numbers, setup_last_agent_phone },
+      scope.environment,
+    ),
   };
 }
 

@@ -35,6 +35,8 @@ export interface IngestCall {
   created_at: Date;
   /** a voicemail (the caller alone, <Record>): one-sided, never a follow-up draft */
   voicemail: boolean;
+  /** the carrier that played the call: 'twilio', 'simulated' (test mode), null (operator ingestion) */
+  telephony_provider: string | null;
   org_name: string;
   org_language: string;
   org_country: string | null;
@@ -58,7 +60,7 @@ export async function findIngestCall(
             c.recording_mode, c.recording_state, c.recording_key, c.recording_sid, c.duration, c.processing_state,
             c.pending_transcript, c.pending_transcript_language, c.completion_emitted_at, c.trashed_at,
             c.deletion_scheduled_at, c.pending_deletion_at, c.deletion_reason, c.erased_at, c.created_at,
-            c.voicemail, o.name AS org_name, o.language AS org_language, o.country AS org_country
+            c.voicemail, c.telephony_provider, o.name AS org_name, o.language AS org_language, o.country AS org_country
        FROM calls c JOIN organizations o ON o.id = c.organization_id
       WHERE c.id = $1
       ${opts.forUpdate ? 'FOR UPDATE OF c' : ''}`,

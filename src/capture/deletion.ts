@@ -14,6 +14,7 @@ import { findCallInScope, lockCallInScope } from './call-record.ts';
 import { cancelCallJobs } from './jobs/enqueue.ts';
 import { deleteBlob } from './recording-ingest.ts';
 import { deleteRecordingAtProvider } from './telephony/provider-recordings.ts';
+import { simulatedRecordingKey } from './telephony/simulated/store.ts';
 
 /**
  * Trash, scheduled deletion and erasure of a call. Trash and scheduled deletion are reversible and
@@ -144,9 +145,15 @@ export async function eraseCall(deps: Deps, scope: Scope, callId: string): Promi
     await eraseCallFromWebhooks(tx, { callId: call.id, now });
     // Its processing stops: unfinished jobs cancelled, their errors (which may quote the call) blanked.
     await cancelCallJobs(tx, call.id, now);
-    return call.recording_key;
+    // A test call's script (its words) goes with it, and any recording the simulated carrier still holds.
+    const sim = await tx.query('DELETE FROM simulated_calls WHERE call_id = $1', [call.id]);
+    return {
+      key: call.recording_key,
+      simKey: sim.rowCount ? simulatedRecordingKey(call.organization_id, call.id) : null,
+    };
   });
-  if (blobKey) await deleteBlob(deps, blobKey);
+  if (blobKey.key) await deleteBlob(deps, blobKey.key);
+  if (blobKey.simKey) await deleteBlob(deps, blobKey.simKey);
 }
 
 /**

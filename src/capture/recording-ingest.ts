@@ -47,7 +47,8 @@ function assertAcceptsAudio(call: RecordingCall | null): asserts call is Recordi
  * pipeline's completion step (a processed call waiting for its audio completes) — or, for a call
  * without a transcript, queues its transcription when a speech-to-text provider is configured (with
  * TRANSCRIPTION_PROVIDER=none the call waits for a transcript posted by an adapter, POST
- * …/transcript). The call's processing state comes back from the UPDATE that stores the audio, so
+ * …/transcript; `transcribe` queues it anyway: the simulated carrier's calls are transcribed from
+ * their script). The call's processing state comes back from the UPDATE that stores the audio, so
  * neither step reads the call again. The previous blob of a
  * re-upload is deleted after the commit; the new one is deleted whenever the upload does not commit.
  */
@@ -55,7 +56,7 @@ export async function storeRecording(
   deps: Deps,
   callId: string,
   body: Readable | AsyncIterable<Buffer>,
-  opts: { recordingSid?: string } = {},
+  opts: { recordingSid?: string; transcribe?: boolean } = {},
 ): Promise<{ transcriptionQueued: boolean }> {
   let transcribe = false;
   const before = await findRecordingCall(deps.db, callId);
@@ -105,7 +106,7 @@ export async function storeRecording(
       // A processed call that waited for its audio completes now (call.completed with this recording);
       // one without a transcript yet (the telephony path) queues its transcription.
       if (processing === 'processed') await completeIfReady(tx, deps, call.id);
-      if (processing === 'none' && deps.capture.transcription) {
+      if (processing === 'none' && (deps.capture.transcription || opts.transcribe)) {
         await enqueueStage(tx, {
           organizationId: call.organization_id,
           callId: call.id,

@@ -14,6 +14,7 @@ import {
   saveSession,
   sessionFile,
 } from './console-session.ts';
+import { TRIGGER_TEST_CALL_HELP, triggerTestCall, wantsTestCall } from './trigger-command.ts';
 
 /**
  * `callcap listen --forward-to URL`: the console's event stream (GET /app/api/listen, server-sent
@@ -376,8 +377,10 @@ export const LISTEN_COMMANDS: Command[] = [
     details: [
       "webhook.test sends a fresh test event (as the console's Test action). Any other type sends the",
       "organization's most recent event of that type again, with its own event_id (404 when there is none).",
+      ...TRIGGER_TEST_CALL_HELP,
     ],
     run: async (c) => {
+      if (wantsTestCall(c)) return triggerTestCall(c);
       const { auth } = await resolveConsoleAuth(c);
       return consoleRequest(auth, 'POST', '/listen/trigger', { event_type: c.args[0] });
     },

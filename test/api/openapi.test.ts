@@ -48,6 +48,7 @@ test('it has exactly the REST operations with their scopes', () => {
     ['post', '/contacts', 'createContact', [{ apiKey: ['write.contacts'] }]],
     ['get', '/contacts/{id}', 'getContact', [{ apiKey: ['read.contacts'] }]],
     ['patch', '/contacts/{id}', 'updateContact', [{ apiKey: ['write.contacts'] }]],
+    ['post', '/test-helpers/inbound-calls', 'createInboundTestCall', [{ apiKey: ['write.calls'] }]],
     ['get', '/calls/{id}/recording-url', 'getCallRecordingUrl', [{ apiKey: ['read.recordings'] }]],
     ['get', '/calls/{id}/recording.mp3', 'downloadCallRecording', []],
   ]);
@@ -56,7 +57,7 @@ test('it has exactly the REST operations with their scopes', () => {
 test('every key-authenticated operation documents 400, 401, 402, 403, 429, 500 and 503, and its success with X-RateLimit-* headers', () => {
   for (const [path, item] of Object.entries<Json>(doc.paths)) {
     const op = item.get;
-    if (op.security.length === 0) continue;
+    if (!op || op.security.length === 0) continue; // the writes' answers are checked by their own tests
     for (const s of ['200', '400', '401', '402', '403', '429', '500', '503'])
       assert.ok(op.responses[s], `${path} ${s}`);
     const ok = op.responses['200'].headers;

@@ -9,9 +9,8 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { deleteExpiredIdempotencyKeys } from '../../src/accounts/idempotency.ts';
-import { NO_TEST_CARRIER, placeCall } from '../../src/capture/telephony/place-call.ts';
+import { placeCall } from '../../src/capture/telephony/place-call.ts';
 import { tenantScope } from '../../src/domain/tenant.ts';
-import { AppError } from '../../src/errors.ts';
 import { periodicJobs } from '../../src/worker.ts';
 import { T0 } from '../helpers/deps.ts';
 import { insertApiKey, insertOrg } from '../helpers/fixtures.ts';
@@ -532,19 +531,17 @@ test('two requests with the same Idempotency-Key at the same moment, over real s
   assert.equal(events.rows[0].n, 1);
 });
 
-test('the carrier seam: a test-mode scope is refused (422) and never reaches Twilio', async () => {
+test('the carrier seam: a test-mode scope goes to the simulated carrier and never reaches Twilio', async () => {
   const o = await org();
   const before = t.fake.restRequests.length;
-  await assert.rejects(
-    placeCall(t.h.deps, tenantScope(o.orgId, 'test'), {
-      agentUserId: o.ownerId,
-      agentPhone: AGENT_PHONE,
-      customerPhone: CUSTOMER_PHONE,
-      fromNumber: o.number,
-    }),
-    (err: unknown) =>
-      err instanceof AppError && err.code === 'VALIDATION_ERROR' && err.message === NO_TEST_CARRIER,
-  );
+  const placed = await placeCall(t.h.deps, tenantScope(o.orgId, 'test'), {
+    agentUserId: o.ownerId,
+    agentPhone: AGENT_PHONE,
+    customerPhone: CUSTOMER_PHONE,
+    fromNumber: o.number,
+  });
+  assert.equal(placed.outbound_lifecycle, 'ringing_agent');
   assert.equal(t.fake.restRequests.length, before);
-  assert.equal(await callsOf(o.orgId), 0);
+  const { rows } = await t.h.db.query('SELECT telephony_provider FROM calls WHERE id = $1', [placed.call_id]);
+  assert.equal(rows[0].telephony_provider, 'simulated');
 });

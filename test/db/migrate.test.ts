@@ -37,6 +37,7 @@ test(`migrating an empty ${engine} database creates every table`, async () => {
       'secret_reveals',
       'sessions',
       'settings',
+      'simulated_calls',
       'telephony_accounts',
       'telephony_callbacks',
       'trackers',

@@ -1,7 +1,7 @@
 import { createJobRunner, type JobRunner } from '../../src/capture/jobs/runner.ts';
 import { captureStageHandlers } from '../../src/capture/jobs/stages/index.ts';
 import type { StageHandlers } from '../../src/capture/jobs/types.ts';
-import { downloadStage } from '../../src/capture/telephony/twilio/download.ts';
+import { carrierDownloadStage } from '../../src/capture/telephony/download-stage.ts';
 import type { Deps } from '../../src/deps.ts';
 
 /** A heartbeat tick that never comes within a test: the runner of a stalled (or partitioned) worker. */
@@ -57,7 +57,7 @@ export async function settleJobs(deps: Deps, opts: { handlers?: StageHandlers } 
  * next (transcribe) is left to the test, as a worker would pick it up.
  */
 export async function settleDownloads(deps: Deps): Promise<void> {
-  const runner = createJobRunner(deps, { handlers: { download: downloadStage }, random: () => 0.5 });
+  const runner = createJobRunner(deps, { handlers: { download: carrierDownloadStage }, random: () => 0.5 });
   const end = Date.now() + 10_000;
   for (;;) {
     await runner.drain();

@@ -144,8 +144,8 @@ const NOT_ENVIRONMENT_OBJECTS: Record<string, string> = {
     "trackers are the organization's configuration, shared by both environments (docs/decisions.md)",
   '/app/trackers/:id/delete': 'as /app/trackers/:id',
   '/app/settings/team/invitations/:id/revoke':
-    "invitations join the organization (its people), which both environments share, like trackers",
-  '/app/settings/team/members/:id/role': 'members are the organization\'s users, shared by both environments',
+    'invitations join the organization (its people), which both environments share, like trackers',
+  '/app/settings/team/members/:id/role': "members are the organization's users, shared by both environments",
   '/app/settings/team/members/:id/remove': 'as /app/settings/team/members/:id/role',
 };
 

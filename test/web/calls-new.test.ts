@@ -117,7 +117,10 @@ test('place a call from the calls list and follow its lifecycle as Twilio calls 
   assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Call to (415) 555-2671');
   assert.deepEqual(await stages(page), ['Now: Ringing the agent']);
   const facts = (await page.locator('dl.facts').first().innerText()).replace(/\s+/g, ' ');
-  assert.match(facts, /^Customer \(415\) 555-2671 \(\+14155552671\) Contact Not a contact yet \(save as contact\) When/);
+  assert.match(
+    facts,
+    /^Customer \(415\) 555-2671 \(\+14155552671\) Contact Not a contact yet \(save as contact\) When/,
+  );
   assert.match(facts, /Went out from \(415\) 555-0101 /);
   assert.match(facts, new RegExp(`Agent ${email}`));
   await checkA11y(page, 'call page of a call just placed');

@@ -10,9 +10,12 @@ import type { Deps } from '../../deps.ts';
  *   in the same transaction the completion events when the recording is settled;
  * - complete: the completion events (call.transcribed, call.completed, the draft and tracker
  *   events) of a call whose analysis waited for its recording; tracker matching is part of it,
- *   because call.tracker.matched must go out in the same transaction as call.completed.
+ *   because call.tracker.matched must go out in the same transaction as call.completed;
+ * - simulate: the simulated carrier of test mode playing a test call's carrier steps, each when it
+ *   falls due (waiting between them); its handler comes from telephony like download's
+ *   (capture/telephony/simulated/play.ts).
  */
-export const STAGES = ['download', 'transcribe', 'analyse', 'complete'] as const;
+export const STAGES = ['download', 'transcribe', 'analyse', 'complete', 'simulate'] as const;
 export type Stage = (typeof STAGES)[number];
 
 /** Stored states; `running` is shown for a pending job under a live lease. */

@@ -19,7 +19,8 @@ const ACCOUNT_SID = /^AC[0-9a-fA-F]{32}$/;
 
 export interface TelephonyAccount {
   organizationId: string;
-  provider: TelephonyProvider;
+  /** 'simulated': the simulated carrier of test mode (capture/telephony/simulated/), never stored here */
+  provider: TelephonyProvider | 'simulated';
   accountSid: string;
   authToken: string;
 }

@@ -1,6 +1,7 @@
 import { inScope, scopeParams } from '../../db/tenant-sql.ts';
 import type { Queryable } from '../../db/types.ts';
-import type { TenantScope } from '../../domain/tenant.ts';
+import { TEST_AGENT_PHONE, TEST_SERVICE_NUMBER } from '../../domain/simulated-call.ts';
+import type { Environment, TenantScope } from '../../domain/tenant.ts';
 
 /**
  * What the web app's "Call" form (click-to-call) needs to know about an organization and its
@@ -55,12 +56,26 @@ export const callSetupColumns = (org: string, env: string, user: string, when = 
      WHERE recent.agent_user_id = ${user}::uuid AND recent.agent_phone_e164 IS NOT NULL
      ORDER BY recent.created_at DESC, recent.id DESC LIMIT 1)) END AS setup_last_agent_phone`;
 
-export const callSetupOf = (r: CallSetupRow | undefined): CallSetup => ({
-  account: r?.setup_account ?? false,
-  numbers: r?.setup_numbers ?? [],
-  country: r?.setup_country ?? null,
-  lastAgentPhone: r?.setup_last_agent_phone ?? null,
-});
+/**
+ * The setup of a scope. In test mode the simulated carrier is the carrier (docs/test-mode.md "No
+ * carrier needed"): calling is always set up, an organization without a service number calls from
+ * the test service number, and an agent without a phone is offered the test agent phone.
+ */
+export const callSetupOf = (r: CallSetupRow | undefined, environment: Environment = 'live'): CallSetup => {
+  const setup = {
+    account: r?.setup_account ?? false,
+    numbers: r?.setup_numbers ?? [],
+    country: r?.setup_country ?? null,
+    lastAgentPhone: r?.setup_last_agent_phone ?? null,
+  };
+  if (environment !== 'test') return setup;
+  return {
+    account: true,
+    numbers: setup.numbers.length > 0 ? setup.numbers : [TEST_SERVICE_NUMBER],
+    country: setup.country,
+    lastAgentPhone: setup.lastAgentPhone ?? TEST_AGENT_PHONE,
+  };
+};
 
 /** The setup of an organization for one of its users: one statement. */
 export async function loadCallSetup(q: Queryable, scope: TenantScope, userId: string): Promise<CallSetup> {
@@ -71,5 +86,5 @@ export async function loadCallSetup(q: Queryable, scope: TenantScope, userId: st
       name: 'call_setup_v2',
     },
   );
-  return callSetupOf(rows[0]);
+  return callSetupOf(rows[0], scope.environment);
 }

@@ -1,8 +1,10 @@
 import type { Deps } from '../../deps.ts';
+import { TEST_AGENT_PHONE, TEST_SERVICE_NUMBER } from '../../domain/simulated-call.ts';
 import type { Environment, TenantScope } from '../../domain/tenant.ts';
 import { validationError } from '../../errors.ts';
 import { isUuid } from '../../ids.ts';
 import { loadCallSetup } from './call-setup.ts';
+import { placeSimulatedCall } from './simulated/carrier.ts';
 import { type PlacedOutboundCall, type PlaceOutboundCall, placeOutboundCall } from './twilio/outbound.ts';
 
 /**
@@ -11,9 +13,9 @@ import { type PlacedOutboundCall, type PlaceOutboundCall, placeOutboundCall } fr
  * and the public POST /api/v1/calls. From here on a call follows one path whoever placed it.
  *
  * The carrier is picked by the scope's data environment (spec/api-v1-additions.md "Test mode"):
- * live calls go to Twilio (placeOutboundCall); test calls go to the simulated carrier, plugged in
- * as CARRIERS.test. Until it exists a test-mode call is refused (422) and nothing is dialled: a
- * test key never reaches a real carrier (docs/decisions.md "POST /calls and the carriers").
+ * live calls go to Twilio (placeOutboundCall); test calls go to the simulated carrier
+ * (simulated/carrier.ts: the magic numbers decide the outcome, docs/test-mode.md). A test key never
+ * reaches a real carrier (docs/decisions.md "POST /calls and the carriers").
  */
 export type Carrier = (
   deps: Deps,
@@ -23,8 +25,8 @@ export type Carrier = (
 
 const twilio: Carrier = (deps, scope, input) => placeOutboundCall(deps, scope.organizationId, input);
 
-/** The carrier of each environment. The simulated carrier (branch `sim`) replaces `test: null`. */
-export const CARRIERS: Record<Environment, Carrier | null> = { live: twilio, test: null };
+/** The carrier of each environment. */
+export const CARRIERS: Record<Environment, Carrier | null> = { live: twilio, test: placeSimulatedCall };
 
 export const NO_TEST_CARRIER =
   'Test-mode calls are played by the simulated carrier, which this deployment does not have; nothing was dialled. Use a live key to place a real call.';
@@ -55,6 +57,9 @@ export interface CallRequest {
  * organization; from_number the organization's service number when it has exactly one. A default
  * that cannot be made answers 422 VALIDATION_ERROR naming the field to send; an organization
  * without telephony answers 422 on from_number. The values themselves are checked by placeCall.
+ * In test mode nothing is needed (docs/test-mode.md "No carrier needed"): an organization without
+ * a service number calls from TEST_SERVICE_NUMBER, an agent without a last phone is rung on
+ * TEST_AGENT_PHONE.
  */
 export async function resolveCallDefaults(
   deps: Deps,
@@ -88,17 +93,18 @@ export async function resolveCallDefaults(
   let fromNumber = r.fromNumber;
   if (fromNumber === undefined) {
     const numbers = setup?.numbers ?? [];
-    if (numbers.length !== 1) {
+    if (numbers.length === 0 && scope.environment === 'test') fromNumber = TEST_SERVICE_NUMBER;
+    else if (numbers.length !== 1) {
       throw validationError(
         numbers.length === 0
           ? 'The organization has no service number to call from, so from_number cannot be defaulted.'
           : `The organization has ${numbers.length} service numbers (${numbers.join(', ')}); send from_number with the one to call from.`,
         'from_number',
       );
-    }
-    fromNumber = numbers[0];
+    } else fromNumber = numbers[0];
   }
-  const agentPhone = r.agentPhone ?? setup?.lastAgentPhone ?? undefined;
+  const agentPhone =
+    r.agentPhone ?? setup?.lastAgentPhone ?? (scope.environment === 'test' ? TEST_AGENT_PHONE : undefined);
   if (agentPhone === undefined) {
     throw validationError(
       'This agent has placed no call yet, so agent_phone cannot be defaulted; send agent_phone with the phone the service should ring first.',

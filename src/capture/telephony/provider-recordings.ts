@@ -27,6 +27,15 @@ export async function deleteRecordingAtProvider(
     [callId],
   );
   const call = rows[0];
+  if (call?.telephony_provider === 'simulated' && call.recording_sid && !call.provider_recording_deleted_at) {
+    // The simulated carrier's copy went when the download stored ours (simulated/download.ts):
+    // nothing to ask anyone, and nothing for the retention sweep to retry.
+    await deps.db.query(
+      'UPDATE calls SET provider_recording_deleted_at = $2 WHERE id = $1 AND provider_recording_deleted_at IS NULL',
+      [callId, deps.clock.now()],
+    );
+    return 'none';
+  }
   if (
     call?.telephony_provider !== 'twilio' ||
     !call.recording_sid ||

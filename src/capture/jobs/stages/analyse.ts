@@ -1,6 +1,11 @@
-import { type AnalyzerResult, ProviderError } from '../../../domain/capture-providers.ts';
-import { silentCallResult } from '../../analyzer.ts';
-import { findIngestCall } from '../../call-record.ts';
+import type { Deps } from '../../../deps.ts';
+import {
+  type AnalysisProvider,
+  type AnalyzerResult,
+  ProviderError,
+} from '../../../domain/capture-providers.ts';
+import { ruleBasedAnalyzer, silentCallResult } from '../../analyzer.ts';
+import { findIngestCall, type IngestCall } from '../../call-record.ts';
 import { settleCompletion, storeAnalysis } from '../../pipeline.ts';
 import { nothingSaid } from '../../transcript-text.ts';
 import { type TranscriptTimes, timedEvidence } from '../../transcript-times.ts';
@@ -25,6 +30,20 @@ import type { StageHandler } from '../types.ts';
  * Each field's evidence gets its time (`start`, seconds from the recording start) from the times the
  * transcribe stage kept beside the transcript (calls.pending_transcript_times).
  */
+/**
+ * The analysis provider of a call: a test-mode call (the simulated carrier's, or any test call) is analysed by the
+ * built-in rules, so that it reaches no provider, unless the operator opted in with
+ * TEST_MODE_ANALYSIS=provider (spec/api-v1-additions.md "Test mode").
+ */
+function analysisOf(deps: Deps, call: Pick<IngestCall, 'environment'>): AnalysisProvider {
+  if (call.environment === 'test' && deps.config.TEST_MODE_ANALYSIS !== 'provider') {
+    return RULES;
+  }
+  return deps.capture.analysis;
+}
+
+const RULES: AnalysisProvider = { name: 'rules', ...ruleBasedAnalyzer() };
+
 export const analyseStage: StageHandler = async ({ deps, job }) => {
   const call = await findIngestCall(deps.db, job.callId);
   if (!call || call.erased_at) return { kind: 'cancelled', reason: 'the call was erased' };
@@ -33,7 +52,7 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
     throw new ProviderError(deps.capture.analysis.name, 'fatal', 'The call has no transcript to analyse.');
   }
   const text = call.pending_transcript;
-  const provider = deps.capture.analysis;
+  const provider = analysisOf(deps, call);
   let result: AnalyzerResult;
   if (nothingSaid(text)) result = silentCallResult();
   else {

@@ -9,6 +9,7 @@ import { silenceRecording } from '../../../recordings/silence.ts';
 import { channelActivity } from '../../../recordings/talk-activity.ts';
 import { CALL_NOT_FOUND } from '../../call-record.ts';
 import { queueTranscript } from '../../pipeline.ts';
+import { scriptTranscription } from '../../providers/script.ts';
 import { lineTimes } from '../../providers/transcript.ts';
 import { audioRedaction } from '../../redaction/audio-spans.ts';
 import { redactionEnabled } from '../../redaction/index.ts';
@@ -25,6 +26,9 @@ interface CallAudio {
   recording_bytes: number | null;
   erased_at: Date | null;
   org_language: string;
+  /** the script of a simulated call (test mode), transcribed instead of its audio */
+  sim_script: string | null;
+  sim_target_seconds: number | null;
 }
 
 /**
@@ -37,7 +41,11 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
   const call = await loadCallAudio(deps.db, job.callId);
   if (!call || call.erased_at) return { kind: 'cancelled', reason: 'the call was erased' };
   if (call.processing_state !== 'none') return { kind: 'succeeded' };
-  const provider = deps.capture.transcription;
+  // A simulated call's words are its script: no speech-to-text provider is called in test mode.
+  const provider =
+    call.sim_script !== null
+      ? scriptTranscription(call.sim_script, call.sim_target_seconds)
+      : deps.capture.transcription;
   if (!provider) {
     throw new ProviderError(
       'none',
@@ -131,11 +139,13 @@ async function loadCallAudio(db: Queryable, callId: string): Promise<CallAudio |
   if (!isUuid(callId)) return null;
   const { rows } = await db.query<CallAudio>(
     `SELECT c.id, c.organization_id, c.direction, c.processing_state, c.recording_state, c.recording_key,
-            c.recording_bytes, c.erased_at, o.language AS org_language
+            c.recording_bytes, c.erased_at, o.language AS org_language, s.script AS sim_script,
+            s.target_seconds AS sim_target_seconds
        FROM calls c JOIN organizations o ON o.id = c.organization_id
+       LEFT JOIN simulated_calls s ON s.call_id = c.id
       WHERE c.id = $1`,
     [callId],
-    { name: 'capture_call_audio_v1' },
+    { name: 'capture_call_audio_v2' },
   );
   return rows[0] ?? null;
 }

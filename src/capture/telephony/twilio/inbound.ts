@@ -179,24 +179,53 @@ export async function answerInboundCall(
     );
     return NOT_IN_SERVICE;
   }
-  const call = await deps.db.transaction(async (tx) => {
-    const existing = await lockTelephonyCall(tx, { callSid });
-    if (existing) return existing;
-    const id = await insertInboundCall(tx, deps, account, number, p, callSid);
-    return (await lockTelephonyCall(tx, { id }))!;
-  });
+  const call = await createInboundCall(deps, account, number, p);
   if (call.organization_id !== account.organizationId)
     throw new AppError('FORBIDDEN', 'The call belongs to another account.');
   return twiml(answerVerbs(deps, call));
+}
+
+/** The number an inbound call rang: a service number, or the simulated carrier's test number (id null). */
+export type InboundNumber = Pick<PhoneNumber, 'number_e164' | 'ring_to_e164' | 'recording_mode'> & {
+  id: string | null;
+};
+
+/**
+ * The carrier's first request of an inbound call (CallSid, From, To, CallerName, CallStatus): the
+ * call stored once per CallSid (a repeat finds it) and answered locked. `announceConsent` plays the
+ * consent announcement whatever the organization's setting (the simulated carrier's
+ * recording_refused scenario); `inTransaction` runs in the same transaction (the simulated carrier queues
+ * the call's steps there, so a stored call is always played).
+ */
+export async function createInboundCall(
+  deps: Deps,
+  account: TelephonyAccount,
+  number: InboundNumber,
+  p: FormParams,
+  opts: {
+    announceConsent?: boolean;
+    inTransaction?: (tx: Queryable, call: InboundCallRow) => Promise<void>;
+  } = {},
+): Promise<InboundCallRow> {
+  const callSid = str(p, 'CallSid');
+  return deps.db.transaction(async (tx) => {
+    const existing = await lockTelephonyCall(tx, { callSid });
+    if (existing) return existing;
+    const id = await insertInboundCall(tx, deps, account, number, p, callSid, opts.announceConsent ?? false);
+    const call = (await lockTelephonyCall(tx, { id }))!;
+    await opts.inTransaction?.(tx, call);
+    return call;
+  });
 }
 
 async function insertInboundCall(
   tx: Queryable,
   deps: Deps,
   account: TelephonyAccount,
-  number: PhoneNumber,
+  number: InboundNumber,
   p: FormParams,
   callSid: string,
+  announceConsent: boolean,
 ): Promise<string> {
   const org = await tx.query<{
     country: string | null;
@@ -212,15 +241,20 @@ async function insertInboundCall(
   const company = (forwardedFrom ? normalizePhone(forwardedFrom, country)?.e164 : null) ?? number.number_e164;
   const callerName = str(p, 'CallerName') || null;
   const recording = number.recording_mode === 'normal';
-  const consent = recording && recording_consent_enabled && recording_consent_text ? 'announced' : null;
+  const consent =
+    recording && ((recording_consent_enabled && recording_consent_text) || announceConsent)
+      ? 'announced'
+      : null;
   const id = newId();
   const now = deps.clock.now();
   await tx.query(
     `INSERT INTO calls (id, organization_id, direction, caller_phone, customer_phone, customer_phone_e164,
        customer_phone_national, customer_phone_rdigits, company_phone_e164, caller_name, crm_status,
        recording_mode, recording_state, telephony_provider, provider_account_sid, phone_number_id,
-       provider_call_sid, provider_call_status, recording_consent, voicemail, recording_channels, created_at, updated_at)
-     VALUES ($1, $2, 'inbound', $3, $4, $5, $6, $7, $8, $9, 'new', $10, $11, 'twilio', $12, $13, $14, $15, $16, $17, $18, $19, $19)`,
+       provider_call_sid, provider_call_status, recording_consent, voicemail, recording_channels, created_at, updated_at,
+       environment)
+     VALUES ($1, $2, 'inbound', $3, $4, $5, $6, $7, $8, $9, 'new', $10, $11, $20, $12, $13, $14, $15, $16, $17, $18, $19, $19,
+       $21)`,
     [
       id,
       account.organizationId,
@@ -241,6 +275,9 @@ async function insertInboundCall(
       recording && !number.ring_to_e164,
       recording ? (number.ring_to_e164 ? 2 : 1) : null,
       now,
+      account.provider,
+      // the simulated carrier plays test calls only; Twilio's are live (spec: telephony creates live data)
+      account.provider === 'simulated' ? 'test' : 'live',
     ],
   );
   await claimCallback(tx, {

@@ -12,12 +12,17 @@ import {
   type OutboundPlan,
   planOutbound,
 } from '../../../domain/outbound-progress.ts';
-import { normalizePhone } from '../../../domain/phone.ts';
+import { type NormalizedPhone, normalizePhone } from '../../../domain/phone.ts';
 import { AppError, notFound, validationError } from '../../../errors.ts';
 import { isUuid, newId } from '../../../ids.ts';
 import { type IngestCall, lockLiveCall } from '../../call-record.ts';
 import { applyOutboundMove } from '../../lifecycle.ts';
-import { findOrganizationAccount, findPhoneNumber, type TelephonyAccount } from '../accounts.ts';
+import {
+  findOrganizationAccount,
+  findPhoneNumber,
+  type PhoneNumber,
+  type TelephonyAccount,
+} from '../accounts.ts';
 import { claimCallback } from '../callbacks.ts';
 import {
   type OutboundCallbackKind,
@@ -82,6 +87,73 @@ export async function placeOutboundCall(
   organizationId: string,
   input: PlaceOutboundCall,
 ): Promise<PlacedOutboundCall> {
+  const checked = await checkOutboundCall(deps, organizationId, input, { testMode: false });
+  const account = await findOrganizationAccount(deps, organizationId);
+  if (!account) {
+    throw validationError(
+      `The organization has no telephony account; connect one with PUT /admin/v1/organizations/${organizationId}/telephony.`,
+      'from_number',
+    );
+  }
+  const id = await insertOutboundCall(deps.db, deps, organizationId, input, checked, {
+    provider: 'twilio',
+    accountSid: account.accountSid,
+  });
+  try {
+    const placed = await createCall(deps.config, account, {
+      to: checked.agent.e164,
+      from: checked.fromE164,
+      url: outboundUrl(deps, id, 'answer'),
+      statusCallback: outboundUrl(deps, id, 'agent-status'),
+      statusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'],
+      timeout: AGENT_RING_SECONDS,
+    });
+    // A callback may have named the sid already (it carries the call id in its URL).
+    await deps.db.query(
+      `UPDATE calls SET provider_call_sid = COALESCE(provider_call_sid, $2),
+              provider_call_status = COALESCE(provider_call_status, $3)
+        WHERE id = $1`,
+      [id, placed.sid, placed.status],
+    );
+    return { call_id: id, outbound_lifecycle: INITIAL_OUTBOUND_LIFECYCLE, failure_reason: null };
+  } catch (err) {
+    const reason = initiateFailure(err);
+    deps.log.warn(
+      {
+        call_id: id,
+        organization_id: organizationId,
+        failure_reason: reason,
+        status: err instanceof TwilioRestError ? err.status : null,
+        twilio_code: err instanceof TwilioRestError ? err.twilioCode : null,
+      },
+      'outbound call: Twilio refused to place the agent leg',
+    );
+    return failToInitiate(deps, id, reason);
+  }
+}
+
+/** What checkOutboundCall found: the numbers normalised and the service number called from. */
+export interface CheckedOutboundCall {
+  agent: NormalizedPhone;
+  customer: NormalizedPhone;
+  fromE164: string;
+  /** the organization's service number, or null for the simulated carrier's test service number */
+  number: PhoneNumber | null;
+  recordingMode: 'normal' | 'no_recording';
+}
+
+/**
+ * The checks of placing a call (nothing stored when one fails): an unknown organization (404), an
+ * agent who is not its user, a phone that does not parse, a from_number that is not one of its
+ * service numbers (422). In test mode (the simulated carrier) the documented test service number
+ * is accepted too (docs/test-mode.md "No carrier needed").
+ */
+export async function checkOutboundCall(
+  deps: Deps,
+  organizationId: string,
+  input: PlaceOutboundCall,
+  opts: { testMode: boolean; testServiceNumber?: string },
+): Promise<CheckedOutboundCall> {
   if (!isUuid(organizationId)) throw notFound(`No organization ${organizationId}.`);
   const org = await deps.db.query<{ country: string | null }>(
     'SELECT country FROM organizations WHERE id = $1',
@@ -117,95 +189,85 @@ export async function placeOutboundCall(
   }
   const from = normalizePhone(input.fromNumber, country);
   const number = from ? await findPhoneNumber(deps.db, organizationId, from.e164) : null;
-  if (!from || !number) {
+  const testNumber = opts.testMode && from !== null && from.e164 === opts.testServiceNumber;
+  if (!from || (!number && !testNumber)) {
     throw validationError(
-      `from_number "${input.fromNumber}" is not a service number of this organization; add it with POST /admin/v1/organizations/${organizationId}/phone-numbers.`,
-      'from_number',
-    );
-  }
-  const account = await findOrganizationAccount(deps, organizationId);
-  if (!account) {
-    throw validationError(
-      `The organization has no telephony account; connect one with PUT /admin/v1/organizations/${organizationId}/telephony.`,
+      `from_number "${input.fromNumber}" is not a service number of this organization; add it with POST /admin/v1/organizations/${organizationId}/phone-numbers${opts.testMode ? ` (or leave from_number out: test calls default to ${opts.testServiceNumber})` : ''}.`,
       'from_number',
     );
   }
   // The number's no_recording mode is the organization's policy for it: a call cannot override it.
   const recordingMode =
-    number.recording_mode === 'no_recording' ? 'no_recording' : (input.recordingMode ?? 'normal');
+    number?.recording_mode === 'no_recording' ? 'no_recording' : (input.recordingMode ?? 'normal');
+  return { agent, customer, fromE164: from.e164, number, recordingMode };
+}
 
+/** Stores a checked outbound call in ringing_agent (committed before the carrier is asked). */
+export async function insertOutboundCall(
+  q: Queryable,
+  deps: Deps,
+  organizationId: string,
+  input: PlaceOutboundCall,
+  c: CheckedOutboundCall,
+  carrier: { provider: TelephonyAccount['provider']; accountSid: string; callSidOf?: (id: string) => string },
+): Promise<string> {
   const id = newId();
   const now = deps.clock.now();
-  await deps.db.query(
+  await q.query(
     `INSERT INTO calls (id, organization_id, direction, caller_phone, customer_phone, customer_phone_e164,
        customer_phone_national, customer_phone_rdigits, company_phone_e164, agent_user_id, agent_phone_e164,
        crm_status, outbound_lifecycle, recording_mode, recording_state, recording_channels, telephony_provider,
-       provider_account_sid, phone_number_id, created_at, updated_at)
-     VALUES ($1, $2, 'outbound', $3, $4, $5, $6, $7, $3, $8, $9, 'new', $10, $11, $12, $13, 'twilio', $14, $15, $16, $16)`,
+       provider_account_sid, phone_number_id, provider_call_sid, environment, created_at, updated_at)
+     VALUES ($1, $2, 'outbound', $3, $4, $5, $6, $7, $3, $8, $9, 'new', $10, $11, $12, $13, $14, $15, $16, $17, $19, $18, $18)`,
     [
       id,
       organizationId,
-      number.number_e164,
+      c.fromE164,
       input.customerPhone,
-      customer.e164,
-      customer.national,
-      customer.rdigits,
+      c.customer.e164,
+      c.customer.national,
+      c.customer.rdigits,
       input.agentUserId,
-      agent.e164,
+      c.agent.e164,
       INITIAL_OUTBOUND_LIFECYCLE,
-      recordingMode,
-      recordingMode === 'normal' ? 'pending' : 'not_captured',
-      recordingMode === 'normal' ? 2 : null,
-      account.accountSid,
-      number.id,
+      c.recordingMode,
+      c.recordingMode === 'normal' ? 'pending' : 'not_captured',
+      c.recordingMode === 'normal' ? 2 : null,
+      carrier.provider,
+      carrier.accountSid,
+      c.number?.id ?? null,
+      carrier.callSidOf?.(id) ?? null,
       now,
+      // the simulated carrier plays test calls only; Twilio's are live (spec: telephony creates live data)
+      carrier.provider === 'simulated' ? 'test' : 'live',
     ],
   );
+  return id;
+}
 
-  try {
-    const placed = await createCall(deps.config, account, {
-      to: agent.e164,
-      from: number.number_e164,
-      url: outboundUrl(deps, id, 'answer'),
-      statusCallback: outboundUrl(deps, id, 'agent-status'),
-      statusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'],
-      timeout: AGENT_RING_SECONDS,
-    });
-    // A callback may have named the sid already (it carries the call id in its URL).
-    await deps.db.query(
-      `UPDATE calls SET provider_call_sid = COALESCE(provider_call_sid, $2),
-              provider_call_status = COALESCE(provider_call_status, $3)
-        WHERE id = $1`,
-      [id, placed.sid, placed.status],
-    );
-    return { call_id: id, outbound_lifecycle: INITIAL_OUTBOUND_LIFECYCLE, failure_reason: null };
-  } catch (err) {
-    const reason = initiateFailure(err);
-    deps.log.warn(
-      {
-        call_id: id,
-        organization_id: organizationId,
-        failure_reason: reason,
-        status: err instanceof TwilioRestError ? err.status : null,
-        twilio_code: err instanceof TwilioRestError ? err.twilioCode : null,
-      },
-      'outbound call: Twilio refused to place the agent leg',
-    );
-    const state = await deps.db.transaction(async (tx) => {
-      const call = await lockLiveCall(tx, id);
-      const current = lifecycleOf(call);
-      const verdict = transitionOutbound(current, 'failed_to_initiate');
-      // A callback already proved the call exists (the answer was lost on its way): keep its word.
-      if (verdict.kind !== 'moved') return current;
-      await applyOutboundMove(tx, deps, call, 'failed_to_initiate', verdict.effects, reason);
-      return 'failed_to_initiate' as const;
-    });
-    return {
-      call_id: id,
-      outbound_lifecycle: state,
-      failure_reason: state === 'failed_to_initiate' ? reason : null,
-    };
-  }
+/**
+ * The carrier refused to place the call: failed_to_initiate (call.outbound.attempted + call.failed)
+ * with the reason, answered rather than thrown — unless a callback already proved the call exists
+ * (the carrier's answer was lost on its way), whose word is kept.
+ */
+export async function failToInitiate(
+  deps: Deps,
+  id: string,
+  reason: InitiateFailureReason,
+): Promise<PlacedOutboundCall> {
+  const state = await deps.db.transaction(async (tx) => {
+    const call = await lockLiveCall(tx, id);
+    const current = lifecycleOf(call);
+    const verdict = transitionOutbound(current, 'failed_to_initiate');
+    if (verdict.kind !== 'moved') return current;
+    await applyOutboundMove(tx, deps, call, 'failed_to_initiate', verdict.effects, reason);
+    return 'failed_to_initiate' as const;
+  });
+  return {
+    call_id: id,
+    outbound_lifecycle: state,
+    failure_reason: state === 'failed_to_initiate' ? reason : null,
+  };
 }
 
 /** failure_reason of failed_to_initiate: what Twilio's REST answer (or its absence) says. */
@@ -273,7 +335,7 @@ export async function handleOutboundCallback(
       !call ||
       !t ||
       call.direction !== 'outbound' ||
-      t.telephony_provider !== 'twilio' ||
+      t.telephony_provider !== account.provider ||
       call.organization_id !== account.organizationId ||
       t.provider_account_sid !== account.accountSid
     ) {
@@ -485,28 +547,43 @@ export async function reconcileOutboundCalls(
   );
   let settled = 0;
   for (const { id } of rows) {
-    const moved = await deps.db.transaction(async (tx) => {
-      const call = await lockLiveCall(tx, id);
-      const { rows: r } = await tx.query<{ updated_at: Date }>('SELECT updated_at FROM calls WHERE id = $1', [
-        id,
-      ]);
-      const from = lifecycleOf(call);
-      const limit = from === 'reconciliation_required' ? graceBefore : staleBefore;
-      if (new Date(r[0].updated_at) >= limit) return false; // a callback came meanwhile
-      const obs: OutboundObservation = { kind: 'no_word' };
-      const plan = planOutbound(from, obs);
-      if (plan.kind !== 'apply') return false;
-      let at = from;
-      for (const step of plan.steps) {
-        const verdict = transitionOutbound(at, step);
-        if (verdict.kind !== 'moved') return false;
-        await applyOutboundMove(tx, deps, call, step, verdict.effects, plan.failureReason);
-        at = step;
-      }
-      deps.log.info({ call_id: id, from, to: at }, 'outbound call settled: its callbacks stopped coming');
-      return true;
-    });
-    if (moved) settled++;
+    if (await settleSilentCall(deps, id, { graceBefore, staleBefore })) settled++;
   }
   return { settled };
+}
+
+/**
+ * One call of the periodic check: the observation no_word applied (in its transaction, the call
+ * locked) when its last callback is older than the limit of its stage. Without limits (the simulated
+ * carrier's agent_only scenario, which plays the grace period in seconds) it is applied whatever the
+ * time. Answers whether the call moved.
+ */
+export async function settleSilentCall(
+  deps: Deps,
+  id: string,
+  limits: { graceBefore: Date; staleBefore: Date } | null,
+): Promise<boolean> {
+  return deps.db.transaction(async (tx) => {
+    const call = await lockLiveCall(tx, id);
+    const { rows: r } = await tx.query<{ updated_at: Date }>('SELECT updated_at FROM calls WHERE id = $1', [
+      id,
+    ]);
+    const from = lifecycleOf(call);
+    if (limits) {
+      const limit = from === 'reconciliation_required' ? limits.graceBefore : limits.staleBefore;
+      if (new Date(r[0]!.updated_at) >= limit) return false; // a callback came meanwhile
+    }
+    const obs: OutboundObservation = { kind: 'no_word' };
+    const plan = planOutbound(from, obs);
+    if (plan.kind !== 'apply') return false;
+    let at = from;
+    for (const step of plan.steps) {
+      const verdict = transitionOutbound(at, step);
+      if (verdict.kind !== 'moved') return false;
+      await applyOutboundMove(tx, deps, call, step, verdict.effects, plan.failureReason);
+      at = step;
+    }
+    deps.log.info({ call_id: id, from, to: at }, 'outbound call settled: its callbacks stopped coming');
+    return true;
+  });
 }

@@ -83,7 +83,8 @@ export async function recordingStatusCallback(
       if (!recordingUrl) return ignore('RecordingUrl missing');
       if (call.recording_mode === 'no_recording') return ignore('the call runs in no_recording mode');
       if (settled) return ignore(`the recording is already ${call.recording_state}`);
-      if (!onTwilioOrigin(deps.config, recordingUrl)) {
+      // The simulated carrier's recordings are in the service's own store (capture/telephony/simulated/).
+      if (account.provider === 'twilio' && !onTwilioOrigin(deps.config, recordingUrl)) {
         if (!(await claim('ignored', 'RecordingUrl is not on the configured Twilio origin; not fetched'))) {
           return { download: false };
         }
@@ -111,6 +112,8 @@ export async function recordingStatusCallback(
         callId: call.id,
         stage: 'download',
         now,
+        // which carrier's store holds the file (capture/telephony/download-stage.ts); none: Twilio
+        input: account.provider === 'twilio' ? null : { carrier: account.provider },
       });
       return { download: true };
     }

@@ -32,7 +32,7 @@ export const placeCallBody = z.strictObject({
 });
 
 /** The per-organization, per-environment cap's bucket in rate_limit_windows. */
-const capBucket = (scope: TenantScope) => `calls:${scope.organizationId}:${scope.environment}`;
+export const capBucket = (scope: TenantScope) => `calls:${scope.organizationId}:${scope.environment}`;
 
 /**
  * POST /calls (scope write.calls): places an outbound call through placeCall, the service function

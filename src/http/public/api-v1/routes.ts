@@ -12,6 +12,7 @@ import { methodNotAllowed } from './method-not-allowed.ts';
 import { buildOpenApiDocument } from './openapi/document.ts';
 import { placeCallRoutes } from './place-call.ts';
 import { recordingRoutes } from './recordings.ts';
+import { testHelperRoutes } from './test-helpers.ts';
 
 /** Route config flag: the route authenticates with an API key, so its requests count against it. */
 const KEY_ROUTE = Symbol('key-route');
@@ -80,6 +81,7 @@ export function apiRoutes(deps: Deps): FastifyPluginAsync {
     await app.register(meRoutes(deps, auth));
     await app.register(callRoutes(deps, auth));
     await app.register(placeCallRoutes(deps, auth));
+    await app.register(testHelperRoutes(deps, auth));
     await app.register(contactRoutes(deps, auth));
     await app.register(recordingRoutes(deps));
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { createJobRunner } from '../../../capture/jobs/runner.ts';
-import { downloadStage } from '../../../capture/telephony/twilio/download.ts';
+import { carrierDownloadStage } from '../../../capture/telephony/download-stage.ts';
 import type { Deps } from '../../../deps.ts';
 import { notFound } from '../../../errors.ts';
 import { inboundRoutes } from './inbound.ts';
@@ -18,7 +18,7 @@ export function telephonyRoutes(deps: Deps): FastifyPluginAsync {
     // Twilio has its answer, through the processing job runner: claimed under a lease like any
     // job, a failure retried by the workers with the job's backoff. Closing the app stops it:
     // a download cut off is handed back to the queue, never lost.
-    const jobs = createJobRunner(deps, { handlers: { download: downloadStage } });
+    const jobs = createJobRunner(deps, { handlers: { download: carrierDownloadStage } });
     app.addHook('onClose', () => jobs.stop());
     // An unknown path under /telephony/twilio goes through the signature check too: unsigned 403,
     // signed 404 (no route answers anything to a caller that is not Twilio).

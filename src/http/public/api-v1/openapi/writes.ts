@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { createContactBody, listContactsParams, updateContactBody } from '../contacts-params.ts';
 import { placeCallBody } from '../place-call.ts';
+import { inboundTestCallBody } from '../test-helpers.ts';
 import { header, retryAfterHeader } from './responses.ts';
 import { CallResponse, envelope } from './schemas.ts';
 import type { ErrorSpec, OperationSpec } from './types.ts';
@@ -55,6 +56,11 @@ export const UpdateContactRequest = updateContactBody.describe(
 export const PlaceCallRequest = placeCallBody.describe(
   'agent_user_id defaults to the key’s user; agent_phone to the phone that user last used on an outbound call; ' +
     'from_number to the organization’s service number when it has exactly one.',
+);
+
+export const InboundTestCallRequest = inboundTestCallBody.describe(
+  'scenario defaults to conversation; caller_phone to the documented test caller +12025550199 (not allowed with ' +
+    'anonymous); script, lines "Agent: …" / "Customer: …", is the transcript (default: the scenario’s own).',
 );
 
 export const writeSchemas: Record<string, z.ZodType> = {
@@ -253,6 +259,36 @@ export const writeOperations: OperationSpec[] = [
         'the organization, from_number not one of its service numbers or not defaultable, agent_phone not defaultable, ' +
         'or telephony not set up (from_number). IDEMPOTENCY_KEY_REUSED: the Idempotency-Key was used with a different ' +
         'body in the last 24 hours (error.param Idempotency-Key).',
+    ),
+  },
+  {
+    method: 'post',
+    path: '/test-helpers/inbound-calls',
+    operationId: 'createInboundTestCall',
+    summary: 'Start an inbound test call',
+    description:
+      'Test keys only. The simulated carrier rings the organization’s test number and plays the scenario through the ' +
+      'real pipeline (recording, transcript from the script, analysis, events), in a few seconds: conversation ends ' +
+      'with call.completed and call.followup_email.drafted; voicemail is one-sided (no draft); recording_refused is the ' +
+      'caller refusing the recording (recording-url answers 409); anonymous has a withheld caller id ' +
+      '(customer_phone_e164 null). Answers 201 with the call as it starts. Counts against the per-minute cap of ' +
+      'POST /calls. Scope: write.calls.',
+    tag: 'Calls',
+    auth: { bearer: true, scope: 'write.calls' },
+    query: {},
+    requestBody: { schema: InboundTestCallRequest, description: 'The test call to play.', required: true },
+    success: [
+      {
+        status: 201,
+        description: 'The test call, started.',
+        contentType: 'application/json',
+        schema: CallResponse,
+      },
+    ],
+    errors: writeErrors(
+      [],
+      'VALIDATION_ERROR with error.param: caller_phone not a usable number (or given with scenario anonymous), ' +
+        'script without a turn ("Agent: …" / "Customer: …"). A live key answers 403 FORBIDDEN.',
     ),
   },
 ];
