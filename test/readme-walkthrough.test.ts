@@ -233,7 +233,9 @@ test('the README walkthrough runs command by command and the receiver prints the
 
     const t2 = outputOf(2);
     assert.match(t2, /"state": "active"/, 'step 5: the subscription is active');
-    assert.match(t2, /"caller_name": "Sarah Johnson"/, 'step 7: the call reads back through REST');
+    assert.match(t2, /"environment": "test"/, 'step 5: the subscription is a test one');
+    // the simulated carrier's inbound lead script (src/domain/simulated-call.ts), analysed by the rules
+    assert.match(t2, /"caller": "Jordan Lee"/, 'step 7: the test call reads back through REST');
     const t3 = outputOf(3);
     assert.match(t3, /^verified call\.completed [0-9a-f-]{36} call [0-9a-f-]{36}$/m);
     assert.doesNotMatch(t3, /rejected|no secret/, 'no delivery was refused');
