@@ -199,6 +199,16 @@ export interface PlaceCallInput {
   recording_mode?: 'normal' | 'no_recording';
 }
 
+/** Body of POST /test-helpers/inbound-calls (test keys only); every field optional. */
+export interface InboundTestCallInput {
+  scenario?: 'conversation' | 'voicemail' | 'recording_refused' | 'anonymous';
+  /** The caller's number (any spelling the REST API accepts); a documented test number by default. */
+  caller_phone?: string;
+  caller_name?: string;
+  /** The transcript, lines `Agent: …` / `Customer: …`; the scenario's own script by default. */
+  script?: string;
+}
+
 /** Options of the writes that honour Idempotency-Key (POST /contacts, POST /calls). */
 export interface WriteOptions {
   /**

@@ -26,6 +26,7 @@ import type {
   ContactPage,
   ContactResource,
   CreateContactInput,
+  InboundTestCallInput,
   KeyIdentity,
   ListCallsParams,
   ListContactsParams,
@@ -215,6 +216,17 @@ export class CallCaptureClient {
       body: input,
       ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
     });
+  }
+
+  /**
+   * POST /test-helpers/inbound-calls (test keys only, scope write.calls): plays an inbound test call
+   * through the simulated carrier — a lead `conversation` (default), a `voicemail`, a
+   * `recording_refused` call or an `anonymous` caller — and answers the Call at once; its events follow
+   * at your test subscriptions within seconds. A live key gets ForbiddenError (403). Never retried
+   * (each request plays a call).
+   */
+  createInboundTestCall(input: InboundTestCallInput = {}): Promise<Call> {
+    return this.#request<Call>('/test-helpers/inbound-calls', { method: 'POST', body: input });
   }
 
   #get<T>(path: string, query: object = {}): Promise<T> {

@@ -131,3 +131,25 @@ test('CONTACT_EXISTS and IDEMPOTENCY_KEY_REUSED come back as typed errors', asyn
     IdempotencyKeyReusedError,
   );
 });
+
+test('createInboundTestCall POSTs the scenario to /test-helpers/inbound-calls once, never retried', async () => {
+  const call = { call_id: '00000000-0000-4000-8000-000000000001', direction: 'inbound' };
+  const { c, sent } = client([ok(201, call)]);
+  assert.deepEqual(await c.createInboundTestCall({ scenario: 'voicemail', caller_name: 'Jo' }), call);
+  assert.deepEqual(sent, [
+    {
+      url: `${BASE}/test-helpers/inbound-calls`,
+      method: 'POST',
+      headers: {
+        authorization: 'Bearer cc_live_x',
+        accept: 'application/json',
+        'content-type': 'application/json',
+      },
+      body: '{"scenario":"voicemail","caller_name":"Jo"}',
+    },
+  ]);
+  const busy = client([fail(503, { code: 'MAINTENANCE', message: 'm' }), ok(201, call)]);
+  await assert.rejects(busy.c.createInboundTestCall());
+  assert.equal(busy.sent.length, 1);
+  assert.equal(busy.sent[0]!.body, '{}');
+});
