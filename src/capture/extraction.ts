@@ -97,8 +97,8 @@ export function readsAsMessage(text: string): boolean {
  * A pattern's letters made case-insensitive by hand (`my` → `[mM][yY]`), for the part of a pattern
  * that must ignore case while the rest must not (a lead phrase before a capitalised name). Not a
  * RegExp modifier group `(?i:…)`: in Node 24 (V8 13.6) such a group stops ignoring case in a regexp
- * compiled to machine code once the process has more than 16 MB of code space, when V8 compiles new
- * regexps without its optimisations — in the long-lived `npm test` workers "Hallo, mein Name ist
+ * compiled once the process has more than 16 MB of executable memory, when V8 compiles new regexps
+ * without its optimisations — in the long-lived `npm test` workers "Hallo, mein Name ist
  * Hans Müller" then gave no name (test/capture/extraction-regexp-code.test.ts). Escapes (`\s`,
  * `\p{L}`) and group openers (`(?:`) are kept as they are; a character class gets both cases of its
  * letters (a letter range inside a class is refused).

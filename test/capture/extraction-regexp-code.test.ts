@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 
 /**
  * The rule-based analyser in a process that has compiled a lot of regular-expression code. Past
- * 16 MB of code space V8 compiles each new regexp without its optimisations (TooMuchRegExpCode),
+ * 16 MB of executable memory V8 compiles each new regexp without its optimisations (TooMuchRegExpCode),
  * and in V8 13.6 (Node 24) a `(?i:…)` modifier group then stopped ignoring case: in the long-lived
  * test workers of `npm test` "Hallo, mein Name ist Hans Müller" gave no caller name. It runs in a
  * process of its own, which first fills the code space with regexps compiled to machine code and
