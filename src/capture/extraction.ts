@@ -93,6 +93,52 @@ export function readsAsMessage(text: string): boolean {
 
 // ---------------------------------------------------------------- caller's name
 
+/**
+ * A pattern's letters made case-insensitive by hand (`my` → `[mM][yY]`), for the part of a pattern
+ * that must ignore case while the rest must not (a lead phrase before a capitalised name). Not a
+ * RegExp modifier group `(?i:…)`: in Node 24 (V8 13.6) such a group stops ignoring case in a regexp
+ * compiled once the process has more than 16 MB of executable memory, when V8 compiles new regexps
+ * without its optimisations — in the long-lived `npm test` workers "Hallo, mein Name ist
+ * Hans Müller" then gave no name (test/capture/extraction-regexp-code.test.ts). Escapes (`\s`,
+ * `\p{L}`) and group openers (`(?:`) are kept as they are; a character class gets both cases of its
+ * letters (a letter range inside a class is refused).
+ */
+function caseless(pattern: string): string {
+  const flip = (c: string) => {
+    const other = c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase();
+    return other !== c && other.length === 1 ? other : '';
+  };
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      const end = pattern[i + 1] === 'p' || pattern[i + 1] === 'P' ? pattern.indexOf('}', i) : i + 1;
+      out += pattern.slice(i, end + 1);
+      i = end;
+    } else if (!inClass && c === '(' && pattern[i + 1] === '?') {
+      const opener = /^\(\?(?::|=|!|<=|<!)/.exec(pattern.slice(i));
+      if (!opener) throw new Error(`caseless: unsupported group at ${i} in ${pattern}`);
+      out += opener[0];
+      i += opener[0].length - 1;
+    } else if (c === '[' && !inClass) {
+      inClass = true;
+      out += c;
+    } else if (c === ']' && inClass) {
+      inClass = false;
+      out += c;
+    } else if (inClass) {
+      if (c === '-' && /\p{L}/u.test(pattern[i - 1] ?? '') && /\p{L}/u.test(pattern[i + 1] ?? ''))
+        throw new Error(`caseless: a letter range in a class at ${i} in ${pattern}`);
+      out += c + flip(c);
+    } else {
+      const other = flip(c);
+      out += other ? `[${c}${other}]` : c;
+    }
+  }
+  return out;
+}
+
 const UPPER_WORD = String.raw`\p{Lu}[\p{L}'’-]*\p{L}`;
 const TITLE = String.raw`(?:(?:mr|mrs|ms|miss|mx|dr|prof|herr|frau|monsieur|madame|mademoiselle|mme|mlle|señora|señor|señorita|sra|sr|srta|doña|don)\.?\s+)`;
 const ARTICLE = String.raw`(?:(?:la|el)\s+)?`;
@@ -102,7 +148,15 @@ const NAME_SEQ = String.raw`(${UPPER_WORD}(?:\s+${UPPER_WORD}){0,2})`;
 const INTRODUCTIONS: RegExp[] = [
   `(?:my name is|my name's|name's|mein name ist|ich heiße|je m'appelle|mon nom est|je suis|me llamo|mi nombre es)`,
   `(?:this is|it's|it is|i'm|i am|hier (?:spricht|ist)|ich bin|c'est|ici|soy|habla|le habla)`,
-].map((lead) => new RegExp(String.raw`(?:^|[^\p{L}])(?i:${lead}\s+${ARTICLE}${TITLE}?)${NAME_SEQ}`, 'gu'));
+].map(
+  (lead) =>
+    new RegExp(
+      String.raw`(?:^|[^\p{L}])${caseless(String.raw`${lead}\s+${ARTICLE}${TITLE}?`)}${NAME_SEQ}`,
+      'gu',
+    ),
+);
+/** A name, after a title or not (the answer to "Your name?"). */
+const TITLED_NAME = new RegExp(`${caseless(`${TITLE}?`)}${NAME_SEQ}`, 'gu');
 /** "Dave here", "Jürgen Becker hier", "Jess speaking". */
 const NAME_HERE = new RegExp(
   String.raw`(?:^|[.!?,]\s*|^\s*)${NAME_SEQ}\s+(?:here|hier|speaking|am apparat)\b`,
@@ -163,7 +217,7 @@ export function findCallerName(turns: CallTurn[], organizationName: string): Fou
     if (asked.role !== 'agent' || answer.role !== 'customer' || !ASKS_NAME.test(asked.text)) continue;
     // the longest run of capitalised words in the answer ("Keller, Michael Keller." → Michael Keller)
     let best: string | null = null;
-    for (const m of answer.text.matchAll(new RegExp(`(?i:${TITLE}?)${NAME_SEQ}`, 'gu'))) {
+    for (const m of answer.text.matchAll(TITLED_NAME)) {
       const name = cleanName(m[1], organizationName);
       if (name && (!best || name.split(' ').length > best.split(' ').length)) best = name;
     }
@@ -483,7 +537,10 @@ export function findAddress(turns: CallTurn[]): Found | null {
 
 const CITY = String.raw`(\p{Lu}[\p{L}'’-]+(?:[\s-]\p{Lu}[\p{L}'’-]+){0,2})`;
 const CITY_LEADS = `(?:i live in|we live in|i'm in|i am in|we're in|we are in|located in|based in|here in|out in|ich wohne in|wir wohnen in|j'habite à|j'habite a|je suis à|nous sommes à|vivo en|vivimos en|estoy en|estamos en)`;
-const CITY_LEAD_RE = new RegExp(String.raw`(?:^|[^\p{L}])(?i:${CITY_LEADS}\s+)${CITY}`, 'u');
+const CITY_LEAD_RE = new RegExp(
+  String.raw`(?:^|[^\p{L}])${caseless(String.raw`${CITY_LEADS}\s+`)}${CITY}`,
+  'u',
+);
 const AFTER_ADDRESS = new RegExp(
   String.raw`^(?:\.(?=,))?(?:,?\s*(?:apartment|apt|unit|suite|flat|floor|piso|étage|wohnung)\s+[\w-]+)?\s*(?:,\s*|\s+)(?:(?:that's|that is|which is|it's)\s+)?(?:(?:in|à|a|en|bei)\s+)?${CITY}`,
   'u',
@@ -495,7 +552,7 @@ const BEFORE_ADDRESS = new RegExp(
 const ASKS_PLACE =
   /(where|whereabouts|what city|which town|address|wo wohnen|wo sind|wohin|où|adresse|dónde|donde|dirección)/iu;
 const PLACE_ANSWER = new RegExp(
-  String.raw`^(?i:(?:[\p{L}]+,\s+)?(?:in|à|en|au|bei|near|cerca de)\s+)${CITY}`,
+  `^${caseless(String.raw`(?:[\p{L}]+,\s+)?(?:in|à|en|au|bei|near|cerca de)\s+`)}${CITY}`,
   'u',
 );
 const NOT_CITY = new Set(
