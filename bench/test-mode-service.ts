@@ -11,8 +11,10 @@
  *                                                      subscription to the receiver
  *   ping                -> { eventId, sentAt }         one webhook.test to the subscription, as the
  *                                                      web app's Test button enqueues it
- *   timeline {callIds}  -> { rows }                    per call: the simulated call's start and each
- *                                                      event's created_at (ms since the epoch)
+ *   timeline {callIds}  -> { started, events,         per call: the simulated call's start, each
+ *                            recordingPut,             event's created_at, when its MP3 reached the
+ *                            synthesisMs }             store (ms since the epoch); and the MP3's
+ *                                                      generation timed alone (median of 3, now)
  *   close                                             stops everything and exits
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -25,6 +27,8 @@ process.env.TEST_DATABASE_URL = PG;
 const { systemClock } = await import('../src/clock.ts');
 const { captureProvidersFromConfig } = await import('../src/capture/jobs/providers.ts');
 const { tenantScope } = await import('../src/domain/tenant.ts');
+const { parseScript, timeline } = await import('../src/domain/simulated-call.ts');
+const { simulatedRecording } = await import('../src/capture/telephony/simulated/audio.ts');
 const { startWorkers } = await import('../src/worker.ts');
 const { buildPublicApp } = await import('../src/http/public/app.ts');
 const { enqueueTestEvent } = await import('../src/webhooks/subscriptions/test-event.ts');
@@ -41,7 +45,21 @@ const dataDir = await mkdtemp(join(tmpdir(), 'callcap-bench-tm-'));
 const env = JSON.parse(process.env.BENCH_SERVICE_ENV ?? '{}') as Record<string, string>;
 const base = testDeps(db, dataDir, env);
 // as the product wires them, but on the system clock (testDeps' fake clock would never move)
-const deps = { ...base, clock: systemClock, capture: captureProvidersFromConfig(base.config, systemClock) };
+// bench only: when each simulated recording reached the store (its MP3 just generated), by call id
+const recordingPut = new Map<string, number>();
+const store: typeof base.store = Object.assign(Object.create(base.store) as typeof base.store, {
+  put: (key: string, body: Parameters<typeof base.store.put>[1]) => {
+    const m = /^simulated\/[^/]+\/([^/]+)\.mp3$/.exec(key);
+    if (m) recordingPut.set(m[1]!, Date.now());
+    return base.store.put(key, body);
+  },
+});
+const deps = {
+  ...base,
+  store,
+  clock: systemClock,
+  capture: captureProvidersFromConfig(base.config, systemClock),
+};
 const app = await buildPublicApp(deps);
 await app.ready();
 await app.listen({ port: 0, host: '127.0.0.1' });
@@ -95,7 +113,24 @@ async function handle(m: Msg): Promise<Record<string, unknown>> {
         'SELECT call_id, event_type, created_at FROM events WHERE call_id = ANY($1)',
         [ids],
       );
+      // the recording generation alone, for the same script, three times now (median)
+      const script = await db.query<{ script: string; target_seconds: number | null }>(
+        'SELECT script, target_seconds FROM simulated_calls WHERE call_id = $1',
+        [ids[0]],
+      );
+      const turns = timeline(
+        parseScript(script.rows[0]!.script) ?? [],
+        script.rows[0]!.target_seconds ?? undefined,
+      );
+      const synth: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const t0 = performance.now();
+        await simulatedRecording(turns, 2, 'outbound');
+        synth.push(performance.now() - t0);
+      }
       return {
+        synthesisMs: synth.sort((a, b) => a - b)[1],
+        recordingPut: Object.fromEntries(ids.map((id) => [id, recordingPut.get(id) ?? null])),
         started: Object.fromEntries(sims.rows.map((r) => [r.call_id, new Date(r.started_at).getTime()])),
         events: events.rows.map((r) => ({
           callId: r.call_id,

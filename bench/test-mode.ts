@@ -240,6 +240,8 @@ async function main() {
     const loadEnd = la();
 
     const tl = await service.call<{
+      synthesisMs: number;
+      recordingPut: Record<string, number | null>;
       started: Record<string, number>;
       events: { callId: string; type: string; at: number }[];
     }>('timeline', { callIds: calls.map((c) => c.id) });
@@ -282,6 +284,8 @@ async function main() {
     const startLag: number[] = [];
     const pickupLag: number[] = [];
     const toReady: number[] = [];
+    const toPut: number[] = [];
+    const putToReady: number[] = [];
     const readyToCompleted: number[] = [];
     const afterPacing: number[] = [];
     const deliveryLag: number[] = [];
@@ -297,6 +301,11 @@ async function main() {
       if (attempted !== undefined) pickupLag.push(attempted - (started + ATTEMPTED_S * 1000));
       if (ready !== undefined) {
         toReady.push(ready - (started + PACING_S * 1000));
+        const put = tl.recordingPut[c.id];
+        if (put) {
+          toPut.push(put - (started + PACING_S * 1000));
+          putToReady.push(ready - put);
+        }
         readyToCompleted.push(completedAt - ready);
       }
       afterPacing.push(completedAt - (started + PACING_S * 1000));
@@ -316,6 +325,12 @@ async function main() {
     );
     log(
       `      step due → call.recording.ready written ${msf(median(toReady)).padStart(6)}  (pickup, the MP3 synthesised and stored, the download stage)`,
+    );
+    log(
+      `        step due → MP3 in the store          ${msf(median(toPut)).padStart(6)}  (pickup of the waiting job, then the MP3 generated: ${msf(tl.synthesisMs)} when timed alone after the run)`,
+    );
+    log(
+      `        MP3 stored → call.recording.ready     ${msf(median(putToReady)).padStart(6)}  (the download stage)`,
     );
     log(
       `      call.recording.ready → call.completed    ${msf(median(readyToCompleted)).padStart(6)}  (transcribe from the script, analyse, complete)`,
