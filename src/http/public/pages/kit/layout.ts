@@ -59,7 +59,7 @@ function EnvironmentSwitch({ user, nav }: { user: PageUser; nav?: NavKey }): VNo
     <input type="hidden" name="environment" value=${test ? 'live' : 'test'} />
     <input type="hidden" name="next" value=${next} />
     <span class="environment-now">${test ? 'Test mode' : 'Live data'}</span>
-    <button type="submit" aria-pressed=${test ? 'true' : 'false'}>
+    <button type="submit">
       ${test ? 'Switch to live data' : 'Switch to test mode'}
     </button>
   </form>`;
