@@ -1,3 +1,4 @@
+// @test-isolation process — its peak memory (four long calls decoded, every table dumped) stays out of the long-lived test workers (scripts/run-tests.ts).
 /**
  * Issue 19's "done when": the PII set (test/fixtures/pii/pii-set.json, every utterance) travels the
  * real pipeline — a Twilio call (the fake carrier's callbacks and recording), speech-to-text with
