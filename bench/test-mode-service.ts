@@ -30,7 +30,7 @@ const { systemClock } = await import('../src/clock.ts');
 const { captureProvidersFromConfig } = await import('../src/capture/jobs/providers.ts');
 const { tenantScope } = await import('../src/domain/tenant.ts');
 const { parseScript, timeline } = await import('../src/domain/simulated-call.ts');
-const { simulatedRecording } = await import('../src/capture/telephony/simulated/audio.ts');
+const { synthesiseRecording } = await import('../src/capture/telephony/simulated/audio.ts');
 const { startWorkers } = await import('../src/worker.ts');
 const { buildPublicApp } = await import('../src/http/public/app.ts');
 const { enqueueTestEvent } = await import('../src/webhooks/subscriptions/test-event.ts');
@@ -111,7 +111,7 @@ async function handle(m: Command): Promise<Record<string, unknown>> {
         'SELECT call_id, event_type, created_at FROM events WHERE call_id = ANY($1)',
         [ids],
       );
-      // the recording generation alone, for the same script, three times now (median)
+      // the recording generation alone, for the same script, three times now (median), past the cache
       const script = await db.query<{ script: string; target_seconds: number | null }>(
         'SELECT script, target_seconds FROM simulated_calls WHERE call_id = $1',
         [ids[0]],
@@ -123,7 +123,7 @@ async function handle(m: Command): Promise<Record<string, unknown>> {
       const synth: number[] = [];
       for (let i = 0; i < 3; i++) {
         const t0 = performance.now();
-        await simulatedRecording(turns, 2, 'outbound');
+        await synthesiseRecording(turns, 2, 'outbound');
         synth.push(performance.now() - t0);
       }
       return {
