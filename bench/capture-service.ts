@@ -12,6 +12,7 @@
  *                                                 statements, the PostgreSQL backends' CPU)
  *   wait      -> Window                           once N calls reached `until`, the window's figures
  *   close                                         stops everything and exits
+ * (the protocol and the process: ./service-process.ts)
  *
  * Statement counts come from a counting wrapper around the Db this process uses (bench only: the
  * product's code is not touched); the CPU by stage from the V8 CPU profile of this process's main
@@ -23,6 +24,7 @@ import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CpuProfile, type ProfileSummary, summariseProfile } from './cpu-profile.ts';
+import { type Command, cpuMsOf, serveCommands, serviceEnv } from './service-process.ts';
 
 const PG = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 process.env.TEST_DATABASE_URL = PG;
@@ -37,9 +39,6 @@ const { admin } = await import('../test/helpers/http.ts');
 const { insertSubscription } = await import('../test/helpers/webhooks.ts');
 
 import type { Db, Queryable } from '../src/db/types.ts';
-
-type Msg = { cmd: string; [k: string]: unknown };
-const send = (m: Record<string, unknown>) => process.send?.(m);
 
 /** Statements by kind, counted by a wrapper around the Db (what the SQL does, not who sent it). */
 const STATEMENT_KINDS: [string, RegExp][] = [
@@ -91,16 +90,6 @@ function counting(db: Db): Db {
     listen: (c, f, o) => db.listen(c, f, o),
     close: () => db.close(),
   };
-}
-
-/** utime + stime of a process in milliseconds (Linux /proc; 0 when unreadable). */
-function cpuMsOf(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10; // USER_HZ = 100
-  } catch {
-    return 0;
-  }
 }
 
 /** CPU ms of this process's threads, by thread name (/proc/self/task/*: main, libuv workers, V8 helpers). */
@@ -164,8 +153,7 @@ export interface Window {
 const raw = await createTestDb();
 const db = counting(raw);
 const dataDir = await mkdtemp(join(tmpdir(), 'callcap-bench-'));
-const env = JSON.parse(process.env.BENCH_SERVICE_ENV ?? '{}') as Record<string, string>;
-const deps = testDeps(db, dataDir, env);
+const deps = testDeps(db, dataDir, serviceEnv());
 const app = await buildPublicApp(deps);
 const operator = await buildOperatorApp(deps);
 await app.ready();
@@ -298,7 +286,7 @@ const UNTIL: Record<string, string> = {
 
 let orgId = '';
 
-async function handle(m: Msg): Promise<Record<string, unknown>> {
+async function handle(m: Command): Promise<Record<string, unknown>> {
   switch (m.cmd) {
     case 'setup': {
       // as test/helpers/telephony.ts connectOrg does (that module also loads the fakes and node:test)
@@ -372,25 +360,15 @@ async function handle(m: Msg): Promise<Record<string, unknown>> {
       }
       return { window: await stopWindow() };
     }
-    case 'close':
-      await stopWorkers();
-      await app.close();
-      await operator.close();
-      await raw.close();
-      await rm(dataDir, { recursive: true, force: true });
-      setImmediate(() => process.exit(0));
-      return {};
     default:
       throw new Error(`unknown command ${m.cmd}`);
   }
 }
 
-process.on('message', (m: Msg) => {
-  handle(m).then(
-    (r) => send({ reply: m.cmd, ...r }),
-    (err: Error) => send({ reply: m.cmd, error: err.stack ?? String(err) }),
-  );
+serveCommands(handle, async () => {
+  await stopWorkers();
+  await app.close();
+  await operator.close();
+  await raw.close();
+  await rm(dataDir, { recursive: true, force: true });
 });
-// the driver gone (crashed, interrupted): nothing is left running against the database
-process.on('disconnect', () => process.exit(1));
-send({ reply: 'started' });

@@ -26,7 +26,6 @@
  * scenario, a forced GC whenever arrayBuffers pass 30 MB, printing them before and after: live or
  * garbage), BENCH_SQL_LOG=<file> (every statement the service sends, appended there: run with BENCH_CALLS=1).
  */
-import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,6 +35,7 @@ import { type FakeCall, startFakeTwilio } from '../test/helpers/fake-twilio.ts';
 import { mp3Frames } from '../test/helpers/mp3.ts';
 import { INBOUND_TONES, stereoMp3 } from '../test/helpers/stereo-mp3.ts';
 import type { Window } from './capture-service.ts';
+import { forkService, type ServiceProcess } from './service-process.ts';
 
 const CALLS = Number(process.env.BENCH_CALLS) || 200;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY) || 10;
@@ -75,46 +75,8 @@ const instantTranscriber = () =>
   );
 
 /** The service in its own process, driven over IPC (bench/capture-service.ts). */
-async function startService(env: Record<string, string>, execArgv: string[] = []) {
-  const child: ChildProcess = fork(new URL('./capture-service.ts', import.meta.url).pathname, [], {
-    env: { ...process.env, BENCH_SERVICE_ENV: JSON.stringify(env) },
-    execArgv: [...execArgv, ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const waiting = new Map<string, { resolve: (m: never) => void; reject: (e: Error) => void }>();
-  let exited: Error | null = null;
-  child.on('message', (m: { reply: string; error?: string }) => {
-    const w = waiting.get(m.reply);
-    waiting.delete(m.reply);
-    if (m.error) w?.reject(new Error(`service: ${m.error}`));
-    else w?.resolve(m as never);
-  });
-  child.on('exit', (code) => {
-    exited = new Error(`the service process exited (${code})`);
-    for (const w of waiting.values()) w.reject(exited);
-    waiting.clear();
-  });
-  const expect = <T>(reply: string) =>
-    new Promise<T>((resolve, reject) => {
-      if (exited) return reject(exited);
-      waiting.set(reply, { resolve, reject });
-    });
-  await expect('started');
-  return {
-    pid: child.pid!,
-    call<T = Record<string, never>>(cmd: string, args: Record<string, unknown> = {}): Promise<T> {
-      const p = expect<T>(cmd);
-      child.send({ cmd, ...args });
-      return p;
-    },
-    async close() {
-      if (exited) return;
-      const gone = new Promise((r) => child.once('exit', r));
-      child.send({ cmd: 'close' });
-      await gone;
-    },
-  };
-}
+const startService = (env: Record<string, string>, execArgv: string[] = []) =>
+  forkService(new URL('./capture-service.ts', import.meta.url), env, execArgv);
 
 /** Busy and total clock ticks of the machine (/proc/stat), and this process's CPU, to tell what others used. */
 function machineTicks(): { busy: number; total: number } {
@@ -138,7 +100,7 @@ async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<unknown>)
 
 /** Runs `drive` inside a measurement window of the service; answers the window and the machine's other load. */
 async function measured(
-  service: Awaited<ReturnType<typeof startService>>,
+  service: ServiceProcess,
   until: { until: string; n: number; rss?: boolean },
   drive: () => Promise<unknown>,
 ): Promise<{ w: Window; wallSeconds: number; otherPct: number }> {

@@ -16,10 +16,12 @@
  *                            synthesisMs }             store (ms since the epoch); and the MP3's
  *                                                      generation timed alone (median of 3, now)
  *   close                                             stops everything and exits
+ * (the protocol and the process: ./service-process.ts)
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Command, serveCommands, serviceEnv } from './service-process.ts';
 
 const PG = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 process.env.TEST_DATABASE_URL = PG;
@@ -28,7 +30,7 @@ const { systemClock } = await import('../src/clock.ts');
 const { captureProvidersFromConfig } = await import('../src/capture/jobs/providers.ts');
 const { tenantScope } = await import('../src/domain/tenant.ts');
 const { parseScript, timeline } = await import('../src/domain/simulated-call.ts');
-const { simulatedRecording } = await import('../src/capture/telephony/simulated/audio.ts');
+const { synthesiseRecording } = await import('../src/capture/telephony/simulated/audio.ts');
 const { startWorkers } = await import('../src/worker.ts');
 const { buildPublicApp } = await import('../src/http/public/app.ts');
 const { enqueueTestEvent } = await import('../src/webhooks/subscriptions/test-event.ts');
@@ -37,13 +39,9 @@ const { testDeps } = await import('../test/helpers/deps.ts');
 const { insertApiKey, insertOrg } = await import('../test/helpers/fixtures.ts');
 const { insertSubscription } = await import('../test/helpers/webhooks.ts');
 
-type Msg = { cmd: string; [k: string]: unknown };
-const send = (m: Record<string, unknown>) => process.send?.(m);
-
 const db = await createTestDb();
 const dataDir = await mkdtemp(join(tmpdir(), 'callcap-bench-tm-'));
-const env = JSON.parse(process.env.BENCH_SERVICE_ENV ?? '{}') as Record<string, string>;
-const base = testDeps(db, dataDir, env);
+const base = testDeps(db, dataDir, serviceEnv());
 // as the product wires them, but on the system clock (testDeps' fake clock would never move)
 // bench only: when each simulated recording reached the store (its MP3 just generated), by call id
 const recordingPut = new Map<string, number>();
@@ -67,7 +65,7 @@ const stopWorkers = await startWorkers(deps);
 
 let org: { orgId: string; subscriptionId: string; secretId: string } | null = null;
 
-async function handle(m: Msg): Promise<Record<string, unknown>> {
+async function handle(m: Command): Promise<Record<string, unknown>> {
   switch (m.cmd) {
     case 'setup': {
       // as test/helpers/simulated.ts simOrg: no telephony account, no service number
@@ -113,7 +111,7 @@ async function handle(m: Msg): Promise<Record<string, unknown>> {
         'SELECT call_id, event_type, created_at FROM events WHERE call_id = ANY($1)',
         [ids],
       );
-      // the recording generation alone, for the same script, three times now (median)
+      // the recording generation alone, for the same script, three times now (median), past the cache
       const script = await db.query<{ script: string; target_seconds: number | null }>(
         'SELECT script, target_seconds FROM simulated_calls WHERE call_id = $1',
         [ids[0]],
@@ -125,7 +123,7 @@ async function handle(m: Msg): Promise<Record<string, unknown>> {
       const synth: number[] = [];
       for (let i = 0; i < 3; i++) {
         const t0 = performance.now();
-        await simulatedRecording(turns, 2, 'outbound');
+        await synthesiseRecording(turns, 2, 'outbound');
         synth.push(performance.now() - t0);
       }
       return {
@@ -139,24 +137,14 @@ async function handle(m: Msg): Promise<Record<string, unknown>> {
         })),
       };
     }
-    case 'close':
-      await stopWorkers();
-      await app.close();
-      await db.close();
-      await rm(dataDir, { recursive: true, force: true });
-      setImmediate(() => process.exit(0));
-      return {};
     default:
       throw new Error(`unknown command ${m.cmd}`);
   }
 }
 
-process.on('message', (m: Msg) => {
-  handle(m).then(
-    (r) => send({ reply: m.cmd, ...r }),
-    (err: Error) => send({ reply: m.cmd, error: err.stack ?? String(err) }),
-  );
+serveCommands(handle, async () => {
+  await stopWorkers();
+  await app.close();
+  await db.close();
+  await rm(dataDir, { recursive: true, force: true });
 });
-// the driver gone (crashed, interrupted): nothing is left running against the database
-process.on('disconnect', () => process.exit(1));
-send({ reply: 'started' });

@@ -22,12 +22,11 @@
  * BENCH_CALLS (default 10), BENCH_NUMBER (default +12025550000), BENCH_DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/test; a fresh database is created and dropped).
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { verifyWebhook } from '../sdk/src/webhooks/verify.ts';
+import { cpuMsOf, forkService } from './service-process.ts';
 
 const CALLS = Number(process.env.BENCH_CALLS) || 10;
 const NUMBER = process.env.BENCH_NUMBER ?? '+12025550000';
@@ -120,57 +119,6 @@ async function startReceiver() {
   };
 }
 
-/** The service in its own process, driven over IPC (bench/test-mode-service.ts). */
-async function startService(env: Record<string, string>) {
-  const child: ChildProcess = fork(new URL('./test-mode-service.ts', import.meta.url).pathname, [], {
-    env: { ...process.env, BENCH_SERVICE_ENV: JSON.stringify(env) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const waiting = new Map<string, { resolve: (m: never) => void; reject: (e: Error) => void }>();
-  let exited: Error | null = null;
-  child.on('message', (m: { reply: string; error?: string }) => {
-    const w = waiting.get(m.reply);
-    waiting.delete(m.reply);
-    if (m.error) w?.reject(new Error(`service: ${m.error}`));
-    else w?.resolve(m as never);
-  });
-  child.on('exit', (code) => {
-    exited = new Error(`the service process exited (${code})`);
-    for (const w of waiting.values()) w.reject(exited);
-    waiting.clear();
-  });
-  const expect = <T>(reply: string) =>
-    new Promise<T>((resolve, reject) => {
-      if (exited) return reject(exited);
-      waiting.set(reply, { resolve, reject });
-    });
-  await expect('started');
-  return {
-    pid: child.pid!,
-    call<T = Record<string, never>>(cmd: string, args: Record<string, unknown> = {}): Promise<T> {
-      const p = expect<T>(cmd);
-      child.send({ cmd, ...args });
-      return p;
-    },
-    async close() {
-      if (exited) return;
-      const gone = new Promise((r) => child.once('exit', r));
-      child.send({ cmd: 'close' });
-      await gone;
-    },
-  };
-}
-
-/** utime + stime of a process in ms (Linux /proc; 0 when unreadable). */
-function cpuMsOf(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10; // USER_HZ = 100
-  } catch {
-    return 0;
-  }
-}
-
 const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 const pct = (xs: number[], p: number) => {
   const s = sorted(xs);
@@ -188,7 +136,9 @@ async function main() {
   const loadStart = la();
   const receiver = await startReceiver();
   // the per-minute cap of POST /calls (default 10) is the abuse bound, not what is measured
-  const service = await startService({ PLACE_CALLS_PER_MINUTE: '10000' });
+  const service = await forkService(new URL('./test-mode-service.ts', import.meta.url), {
+    PLACE_CALLS_PER_MINUTE: '10000',
+  });
   try {
     const { port, apiKey, secret } = await service.call<{ port: number; apiKey: string; secret: string }>(
       'setup',
@@ -217,7 +167,9 @@ async function main() {
     };
 
     // warm-up (not counted): one call end to end and one webhook.test, so the first measured call
-    // does not pay for the first-use costs (JIT, connections, the speech synthesis module's load)
+    // does not pay for the first-use costs (JIT, connections, the speech synthesis module's load);
+    // every call places the same script, so the measured calls' MP3 comes from the carrier's cache
+    // (simulated/audio.ts cachedRecordings), synthesised once by the warm-up
     const warm = await post();
     await receiver.waitFor((a) => a.callId === warm.id && a.type === 'call.completed');
     await ping();
@@ -327,7 +279,7 @@ async function main() {
       `      step due → call.recording.ready written ${msf(median(toReady)).padStart(6)}  (pickup, the MP3 synthesised and stored, the download stage)`,
     );
     log(
-      `        step due → MP3 in the store          ${msf(median(toPut)).padStart(6)}  (pickup of the waiting job, then the MP3 generated: ${msf(tl.synthesisMs)} when timed alone after the run)`,
+      `        step due → MP3 in the store          ${msf(median(toPut)).padStart(6)}  (pickup of the waiting job, then the MP3 from the cache; synthesised anew: ${msf(tl.synthesisMs)} timed alone after the run)`,
     );
     log(
       `        MP3 stored → call.recording.ready     ${msf(median(putToReady)).padStart(6)}  (the download stage)`,

@@ -90,7 +90,8 @@ export async function runRetentionSweep(
     ids: await undeletedProviderRecordings(deps, batch, skip),
     handle: (id) =>
       attempt(deps, id, 'provider recording', async () => {
-        await deleteRecordingAtProvider(deps, id);
+        // one held by another path (a callback, an erasure) is being deleted there now: not waited for
+        await deleteRecordingAtProvider(deps, id, { skipLocked: true });
       }),
   }));
   return result;

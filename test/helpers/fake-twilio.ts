@@ -13,7 +13,8 @@
  *          when the recording declares one (`contentLength`); `failRecordingDownloads = 500` makes
  *          it answer that status until set back to null
  *   DELETE /2010-04-01/Accounts/{AC}/Recordings/{RE}.json  204, or 404 {code: 20404} when already gone;
- *          `failRecordingDeletes = 500` makes it fail until set back to null
+ *          `failRecordingDeletes = 500` makes it fail until set back to null; the next DELETE
+ *          after `holdRecordingDeletes = promise` is answered once the promise settles (one in flight)
  *   Every REST request is logged in `restRequests` ({method, path, authorized}).
  *
  * Callbacks: `signedPost(url, params)` POSTs params form-encoded to a service URL with
@@ -112,6 +113,8 @@ export interface FakeTwilio {
   recordings: Map<string, StoredRecording>;
   /** while set, DELETE …/Recordings/{RE}.json answers this status (Twilio unavailable) */
   failRecordingDeletes: number | null;
+  /** the next DELETE …/Recordings/{RE}.json is answered only once this promise settles (then unset) */
+  holdRecordingDeletes: Promise<void> | null;
   /** while set, GET …/Recordings/{RE}.mp3 answers this status (Twilio unavailable) */
   failRecordingDownloads: number | null;
   /** a recording on this fake; answers its sid and RecordingUrl (no extension) */
@@ -234,12 +237,19 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
         return;
       }
       if (m[4] === 'json' && req.method === 'DELETE') {
-        if (fake.failRecordingDeletes !== null) {
-          return twilioError(res, fake.failRecordingDeletes, 20500, 'Internal Server Error');
-        }
-        if (!live) return twilioError(res, 404, 20404, 'The requested resource was not found');
-        live.deleted = true;
-        return res.writeHead(204).end();
+        const answer = () => {
+          if (fake.failRecordingDeletes !== null) {
+            return twilioError(res, fake.failRecordingDeletes, 20500, 'Internal Server Error');
+          }
+          if (!live) return twilioError(res, 404, 20404, 'The requested resource was not found');
+          live.deleted = true;
+          return res.writeHead(204).end();
+        };
+        const held = fake.holdRecordingDeletes;
+        fake.holdRecordingDeletes = null;
+        if (held) held.then(answer, answer);
+        else answer();
+        return;
       }
       return twilioError(res, 405, 20004, 'Method not allowed');
     });
@@ -270,6 +280,7 @@ export async function startFakeTwilio(opts: FakeTwilioOptions): Promise<FakeTwil
     },
     recordings,
     failRecordingDeletes: null,
+    holdRecordingDeletes: null,
     failRecordingDownloads: null,
     addRecording(r) {
       const recordingSid = r.sid ?? sid('RE');

@@ -7,6 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { runRetentionSweep } from '../../src/capture/retention.ts';
+import {
+  deleteCarrierCopy,
+  deleteRecordingAtProvider,
+} from '../../src/capture/telephony/provider-recordings.ts';
 import { downloadStage } from '../../src/capture/telephony/twilio/download.ts';
 import { type FakeProviders, startFakeProviders } from '../helpers/fake-providers.ts';
 import { admin } from '../helpers/http.ts';
@@ -60,20 +64,24 @@ async function carrierColumns(id: string) {
   return rows[0];
 }
 
-test('Twilio failing the DELETE after ours is stored: the call stays due, and the retention sweep deletes it there', async () => {
-  const org = await connectOrg(t, { ringTo: '+14155550961' });
+/** A call processed while Twilio failed the DELETE of its copy: ours stored, theirs still due. */
+async function dueCall(ringTo: string, from: string) {
+  const org = await connectOrg(t, { ringTo });
   t.fake.failRecordingDeletes = 503;
-  let id: string;
-  let sid: string;
   try {
-    ({ id, sid } = await recordedCall(org, '+14155550162'));
+    const { id, sid } = await recordedCall(org, from);
     await settleJobs(t.h.deps, { handlers: { download: downloadStage } });
     assert.equal(deletes(sid), 1, 'Twilio was asked once the transcribe stage stored our copy');
     assert.equal(t.fake.recordings.get(sid)!.deleted, false);
     assert.deepEqual(await carrierColumns(id), { due: true, deleted: false, processing_state: 'processed' });
+    return { id, sid };
   } finally {
     t.fake.failRecordingDeletes = null;
   }
+}
+
+test('Twilio failing the DELETE after ours is stored: the call stays due, and the retention sweep deletes it there', async () => {
+  const { id, sid } = await dueCall('+14155550961', '+14155550162');
   const swept = await runRetentionSweep(t.h.deps);
   assert.equal(swept.providerRecordingsDeleted, 1);
   assert.equal(t.fake.recordings.get(sid)!.deleted, true);
@@ -84,6 +92,31 @@ test('Twilio failing the DELETE after ours is stored: the call stays due, and th
     [id],
   );
   assert.equal(rows[0].recording_state, 'available');
+  assert.equal((await runRetentionSweep(t.h.deps)).providerRecordingsDeleted, 0);
+  assert.equal(deletes(sid), 2);
+});
+
+test('the deletion at Twilio is claimed once: while one DELETE is in flight, the sweep and a second path do not send another', async () => {
+  const { id, sid } = await dueCall('+14155550963', '+14155550164');
+
+  // Twilio holds the next DELETE's answer; meanwhile the retention sweep and another deletion run.
+  let answer!: () => void;
+  t.fake.holdRecordingDeletes = new Promise<void>((r) => {
+    answer = r;
+  });
+  const first = deleteCarrierCopy(t.h.deps, id);
+  while (deletes(sid) < 2) await new Promise((r) => setTimeout(r, 5));
+  const sweep = runRetentionSweep(t.h.deps);
+  const second = deleteRecordingAtProvider(t.h.deps, id);
+  // time enough for either to send a DELETE of its own, had it read the call as still to delete
+  await new Promise((r) => setTimeout(r, 200));
+  answer();
+  await first;
+  assert.equal(await second, 'none', 'the second path found it deleted');
+  await sweep;
+  assert.equal(deletes(sid), 2, 'one DELETE for the three paths');
+  assert.equal(t.fake.recordings.get(sid)!.deleted, true);
+  assert.deepEqual(await carrierColumns(id), { due: true, deleted: true, processing_state: 'processed' });
   assert.equal((await runRetentionSweep(t.h.deps)).providerRecordingsDeleted, 0);
   assert.equal(deletes(sid), 2);
 });

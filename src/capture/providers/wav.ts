@@ -373,8 +373,9 @@ export function renewDecoder(decoder: MPEGDecoder): boolean {
     typeof wasm.free !== 'function'
   )
     return false;
+  // destroy frees the handle's memory itself (mpg123_delete, then free of the handle): a free here
+  // too was a double free, corrupting the instance's heap for the recordings decoded after it
   wasm.mpeg_frame_decoder_destroy(d._decoder);
-  wasm.free(d._decoder);
   d._decoder = undefined;
   const p = common.allocateTypedArray(1, Uint32Array, false);
   const error = wasm.mpeg_frame_decoder_create(p.ptr, 1);

@@ -71,7 +71,7 @@ export async function setTelephonyAccount(
 
 /** The account a callback's AccountSid names, with its token decrypted; null when unknown. */
 export async function findAccountBySid(
-  deps: Pick<Deps, 'db' | 'keys'>,
+  deps: { db: Queryable; keys: Deps['keys'] },
   accountSid: string,
 ): Promise<TelephonyAccount | null> {
   if (!ACCOUNT_SID.test(accountSid)) return null;

@@ -10,48 +10,63 @@ import { deleteTwilioRecording } from './twilio/rest.ts';
  * (not a provider call, no recording sid, or already deleted at the provider). Either of the first
  * two sets provider_recording_deleted_at. A provider error throws: the caller decides whether
  * to wait (retention) or go on and let the sweep retry (erasure).
+ *
+ * Claimed exactly once: the call's row is locked (FOR UPDATE) from the read of
+ * provider_recording_deleted_at through the provider's DELETE to the write of its answer, in one
+ * transaction, so a second path — the retention sweep, a refused recording's callback, an erasure,
+ * the carrier copy's deletion after the download — waits and then finds it deleted instead of asking
+ * the provider again. The lock is held across the provider's request (bounded by its timeout, one
+ * call's row); a provider error or a crash rolls back and leaves the deletion due for the sweep.
+ * `skipLocked` (the sweep): a call whose deletion another path holds is passed over ('none'), not
+ * waited for.
  */
 export async function deleteRecordingAtProvider(
   deps: Deps,
   callId: string,
+  opts: { skipLocked?: boolean } = {},
 ): Promise<'deleted' | 'not_found' | 'none'> {
   if (!isUuid(callId)) return 'none';
-  const { rows } = await deps.db.query<{
-    telephony_provider: string | null;
-    provider_account_sid: string | null;
-    recording_sid: string | null;
-    provider_recording_deleted_at: Date | null;
-  }>(
-    `SELECT telephony_provider, provider_account_sid, recording_sid, provider_recording_deleted_at
-       FROM calls WHERE id = $1`,
-    [callId],
-  );
-  const call = rows[0];
-  if (call?.telephony_provider === 'simulated' && call.recording_sid && !call.provider_recording_deleted_at) {
-    // The simulated carrier's copy went when the download stored ours (simulated/download.ts):
-    // nothing to ask anyone, and nothing for the retention sweep to retry.
-    await deps.db.query(
-      'UPDATE calls SET provider_recording_deleted_at = $2 WHERE id = $1 AND provider_recording_deleted_at IS NULL',
-      [callId, deps.clock.now()],
+  return deps.db.transaction(async (tx) => {
+    const { rows } = await tx.query<{
+      telephony_provider: string | null;
+      provider_account_sid: string | null;
+      recording_sid: string | null;
+      provider_recording_deleted_at: Date | null;
+    }>(
+      `SELECT telephony_provider, provider_account_sid, recording_sid, provider_recording_deleted_at
+         FROM calls WHERE id = $1 FOR UPDATE${opts.skipLocked ? ' SKIP LOCKED' : ''}`,
+      [callId],
     );
-    return 'none';
-  }
-  if (
-    call?.telephony_provider !== 'twilio' ||
-    !call.recording_sid ||
-    !call.provider_account_sid ||
-    call.provider_recording_deleted_at
-  ) {
-    return 'none';
-  }
-  const account = await findAccountBySid(deps, call.provider_account_sid);
-  if (!account) throw new Error(`telephony account ${call.provider_account_sid} is no longer connected`);
-  const outcome = await deleteTwilioRecording(deps.config, account, call.recording_sid);
-  await deps.db.query(
-    'UPDATE calls SET provider_recording_deleted_at = $2 WHERE id = $1 AND provider_recording_deleted_at IS NULL',
-    [callId, deps.clock.now()],
-  );
-  return outcome;
+    const call = rows[0];
+    const markDeleted = () =>
+      tx.query('UPDATE calls SET provider_recording_deleted_at = $2 WHERE id = $1', [
+        callId,
+        deps.clock.now(),
+      ]);
+    if (
+      call?.telephony_provider === 'simulated' &&
+      call.recording_sid &&
+      !call.provider_recording_deleted_at
+    ) {
+      // The simulated carrier's copy went when the download stored ours (simulated/download.ts):
+      // nothing to ask anyone, and nothing for the retention sweep to retry.
+      await markDeleted();
+      return 'none';
+    }
+    if (
+      call?.telephony_provider !== 'twilio' ||
+      !call.recording_sid ||
+      !call.provider_account_sid ||
+      call.provider_recording_deleted_at
+    ) {
+      return 'none';
+    }
+    const account = await findAccountBySid({ db: tx, keys: deps.keys }, call.provider_account_sid);
+    if (!account) throw new Error(`telephony account ${call.provider_account_sid} is no longer connected`);
+    const outcome = await deleteTwilioRecording(deps.config, account, call.recording_sid);
+    await markDeleted();
+    return outcome;
+  });
 }
 
 /**

@@ -109,3 +109,60 @@ test('the resampler streams: chunks give the same samples as one piece; each is 
   // the rest (7 alone: a third of an output sample) is under half a sample: dropped at the end
   assert.equal(three.flush(o), 0);
 });
+
+test('renewing a decoder releases the old mpg123 handle once: its destroy frees it, nothing frees it again', async () => {
+  const d = new MPEGDecoder();
+  await d.ready;
+  // The package's WebAssembly exports, spied on, keep a ledger of what JavaScript allocated and
+  // released. mpeg_frame_decoder_destroy is mpg123_delete, then free of the handle: freeing the
+  // handle after it as well is a double free, which corrupts the instance's heap — a decoder renewed
+  // after that can read a clobbered handle, mpg123 answering MPG123_BAD_HANDLE on every read.
+  const internals = d as unknown as {
+    _decoder: number;
+    _common: {
+      wasm: {
+        malloc(n: number): number;
+        free(p: number): void;
+        mpeg_frame_decoder_destroy(p: number): void;
+      };
+    };
+  };
+  const wasm = internals._common.wasm;
+  const { malloc, free, mpeg_frame_decoder_destroy: destroy } = wasm;
+  const live = new Set<number>();
+  const misuse: string[] = [];
+  wasm.malloc = (n) => {
+    const p = malloc(n);
+    live.add(p);
+    return p;
+  };
+  wasm.free = (p) => {
+    if (!live.delete(p)) misuse.push(`free(${p}) of memory not allocated`);
+    free(p);
+  };
+  wasm.mpeg_frame_decoder_destroy = (p) => {
+    if (!live.delete(p)) misuse.push(`destroy(${p}) of a handle not live`);
+    destroy(p);
+  };
+  const errors: unknown[] = [];
+  const consoleError = console.error;
+  console.error = (...args: unknown[]) => errors.push(args.join(' '));
+  try {
+    const mp3 = stereoMp3({ seconds: 1, ...INBOUND_TONES });
+    const once = d.decode(mp3);
+    for (let i = 0; i < 20; i++) {
+      live.add(internals._decoder); // the handle in use (made inside the module, not by our malloc)
+      assert.equal(renewDecoder(d), true);
+      assert.deepEqual(misuse, [], `renewal ${i + 1}`);
+      assert.equal(live.has(internals._decoder), false, 'the new handle is not something we allocated');
+      const again = d.decode(mp3);
+      assert.equal(again.samplesDecoded, once.samplesDecoded);
+      assert.deepEqual(again.channelData[0], once.channelData[0]);
+    }
+    assert.deepEqual(errors, [], 'mpg123 said nothing');
+  } finally {
+    console.error = consoleError;
+    Object.assign(wasm, { malloc, free, mpeg_frame_decoder_destroy: destroy });
+    d.free();
+  }
+});

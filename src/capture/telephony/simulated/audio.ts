@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Mp3Encoder } from '@breezystack/lamejs';
 import { speakerOfChannel } from '../../../domain/recording-channels.ts';
 import { type TimedTurn, timelineSeconds } from '../../../domain/simulated-call.ts';
@@ -19,15 +20,20 @@ const PITCH_HZ = { agent: 120, customer: 205 } as const;
 /** Amplitude of a voiced sample (of 1.0 full scale). */
 const LEVEL = 0.35;
 
+/** An MP3 encoder of PCM channels (one or two, SAMPLE_RATE): lamejs by default, injectable to count. */
+export type RecordingEncoder = (channels: Int16Array[]) => Promise<Buffer>;
+
 /**
- * Encoding takes a while (lamejs is plain JavaScript: well under a second per minute of stereo
- * audio on an idle core, far more on a busy one): it yields to the event loop between blocks, so
- * the job's lease heartbeat and the rest of the process keep running.
+ * The recording of a simulated call, synthesised anew. Encoding takes a while (lamejs is plain
+ * JavaScript: well under a second per minute of stereo audio on an idle core, far more on a busy
+ * one): it yields to the event loop between blocks, so the job's lease heartbeat and the rest of the
+ * process keep running.
  */
-export async function simulatedRecording(
+export async function synthesiseRecording(
   turns: readonly TimedTurn[],
   channels: 1 | 2,
   direction: Direction,
+  encode: RecordingEncoder = encodeMp3,
 ): Promise<Buffer> {
   const n = Math.ceil(timelineSeconds(turns) * SAMPLE_RATE);
   const pcm = Array.from({ length: channels }, () => new Int16Array(n));
@@ -38,6 +44,44 @@ export async function simulatedRecording(
   }
   return encode(pcm);
 }
+
+/** Recordings a process keeps (at 32 kbps a 5-minute stereo call is 1.2 MB: a few MB at most). */
+const CACHED_RECORDINGS = 4;
+
+/**
+ * Synthesised recordings kept by content: the same script, timeline, channel count and direction
+ * give the same bytes, so a test integration placing the same call again (the magic numbers'
+ * default scripts) does not encode it again. A least-recently-used cache of `entries` recordings,
+ * keyed by a SHA-256 of what the audio is made of; a synthesis in progress is shared by the calls
+ * that ask for it meanwhile, and one that fails is not kept. The buffers handed out are shared:
+ * read them, never write to them.
+ */
+export function cachedRecordings(opts: { entries?: number; encode?: RecordingEncoder } = {}) {
+  const entries = opts.entries ?? CACHED_RECORDINGS;
+  const cache = new Map<string, Promise<Buffer>>(); // insertion order = least recently used first
+  return (turns: readonly TimedTurn[], channels: 1 | 2, direction: Direction): Promise<Buffer> => {
+    const key = createHash('sha256')
+      .update(JSON.stringify([SAMPLE_RATE, KBPS, channels, direction, turns]))
+      .digest('base64');
+    const hit = cache.get(key);
+    if (hit) {
+      cache.delete(key);
+      cache.set(key, hit);
+      return hit;
+    }
+    const made = synthesiseRecording(turns, channels, direction, opts.encode);
+    if (entries <= 0) return made;
+    cache.set(key, made);
+    made.catch(() => {
+      if (cache.get(key) === made) cache.delete(key);
+    });
+    while (cache.size > entries) cache.delete(cache.keys().next().value!);
+    return made;
+  };
+}
+
+/** The recording of a simulated call (the process's cache of them: cachedRecordings). */
+export const simulatedRecording = cachedRecordings();
 
 /** Writes one turn's voiced pattern into a channel. */
 function voice(out: Int16Array, turn: TimedTurn): void {
@@ -68,7 +112,8 @@ function voice(out: Int16Array, turn: TimedTurn): void {
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-async function encode(channels: Int16Array[]): Promise<Buffer> {
+/** The lamejs encoder (the default RecordingEncoder). */
+export async function encodeMp3(channels: Int16Array[]): Promise<Buffer> {
   const enc = new Mp3Encoder(channels.length, SAMPLE_RATE, KBPS);
   const parts: Uint8Array[] = [];
   const block = 1152 * 8;
