@@ -5,6 +5,7 @@ import type { Page } from 'playwright-core';
 import { newId } from '../../src/ids.ts';
 import {
   checkA11y,
+  checkBoth,
   demoOrganization,
   newPage,
   screenshot,
@@ -227,6 +228,85 @@ test('a bulk action: tick calls (x or a click), choose a status, apply to all of
   assert.deepEqual(await viewLinks(page), ['Needs review 1', 'Needs decision 0', 'New 0', 'All calls 5']);
   await checkA11y(page, 'inbox after a bulk action');
   await screenshot(page, 'inbox-bulk-done');
+  await page.context().close();
+});
+
+test('a refused bulk form: the error on its field (the boxes, then the status), focus there, the ticks kept', async () => {
+  const page = await newPage(app.browser);
+  const csp = watchCsp(page);
+  await signIn(page, app.origin, email);
+  await page.goto(`${app.origin}/app/calls?sort=oldest`);
+  const before = await app.h.db.query('SELECT id, review_status, crm_status FROM calls ORDER BY id');
+  const focused = () =>
+    page.evaluate(() => {
+      const el = document.activeElement;
+      return el ? `${el.tagName} ${el.getAttribute('aria-label') ?? el.id}` : '';
+    });
+  const marks = (selector: string) =>
+    page
+      .locator(selector)
+      .first()
+      .evaluate((el) => [el.getAttribute('aria-invalid'), el.getAttribute('aria-describedby')]);
+
+  // Nothing ticked: every box is marked, the focus is on the first one, the sentence under the form.
+  await page.getByLabel('Review status', { exact: true }).selectOption('handled');
+  const [res] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST'),
+    page.getByRole('button', { name: 'Apply to selected' }).click(),
+  ]);
+  assert.equal(res.status(), 400);
+  await page.waitForLoadState();
+  const idsError = 'Select the calls to change (tick their boxes), at most 100 at a time.';
+  assert.equal((await page.getByRole('alert').textContent())?.trim(), idsError);
+  assert.equal((await page.locator('#ids-error').textContent())?.trim(), idsError);
+  assert.equal(await focused(), 'INPUT Select the call with (415) 555-0105');
+  assert.equal(
+    await page.locator('input[name="ids"][aria-invalid="true"][aria-describedby="ids-error"]').count(),
+    5,
+  );
+  assert.equal(
+    await page.getByLabel('Review status', { exact: true }).inputValue(),
+    'handled',
+    'the choice is kept',
+  );
+  assert.deepEqual(
+    await whos(page),
+    ['(415) 555-0105', '(415) 555-0104', 'Tom Berger', 'Sarah Kim', 'Maria Lopez'],
+    'the same view, in the same order, as the form came from',
+  );
+  await checkBoth(page, 'inbox, bulk form refused: no call ticked');
+  await screenshot(page, 'inbox-bulk-error');
+
+  // A call ticked but no status to set: the CRM status is marked and focused; the tick is kept.
+  await page.getByLabel('Review status', { exact: true }).selectOption('');
+  await page.getByLabel('Select the call with Tom Berger').check();
+  await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST' && r.status() === 400),
+    page.getByRole('button', { name: 'Apply to selected' }).click(),
+  ]);
+  await page.waitForLoadState();
+  assert.equal(await focused(), 'SELECT bulk-crm');
+  assert.deepEqual(await marks('#bulk-crm'), ['true', 'crm_status-error']);
+  assert.equal(
+    (await page.locator('#crm_status-error').textContent())?.trim(),
+    'Choose a CRM status (New, To call, Contacted, Qualified) or a review status to set.',
+  );
+  assert.equal(await page.locator('input[name="ids"][aria-invalid]').count(), 0);
+  assert.equal(await page.getByLabel('Select the call with Tom Berger').isChecked(), true);
+  assert.equal(await page.getByLabel('Select the call with Sarah Kim').isChecked(), false);
+  await checkBoth(page, 'inbox, bulk form refused: no status');
+  const after = await app.h.db.query('SELECT id, review_status, crm_status FROM calls ORDER BY id');
+  assert.deepEqual(after.rows, before.rows, 'a refused form changes nothing');
+
+  // Corrected on the same page: it applies, and comes back to the view it came from.
+  await page.getByLabel('CRM status', { exact: true }).nth(1).selectOption('to_call');
+  await Promise.all([
+    page.waitForURL(/done=changed/),
+    page.getByRole('button', { name: 'Apply to selected' }).click(),
+  ]);
+  assert.match(page.url(), /\/app\/calls\?sort=oldest&done=changed$/);
+  assert.equal((await storedCall(app.h.db, ids.tom!)).crm_status, 'to_call');
+  assert.deepEqual(csp, []);
   await page.context().close();
 });
 
