@@ -390,6 +390,31 @@ test('the board: columns by CRM status; a card moves with its buttons and with t
   assert.equal((await storedCall(app.h.db, ids.anon!)).crm_status, 'contacted');
   assert.equal(await page.evaluate(() => document.activeElement?.id), `card-${ids.anon}`);
 
+  // Drag and drop with the mouse: Maria's card (contacted) dropped on "New", two columns back in one
+  // move; the drop posts the buttons' form, the page comes back focused on the card in its new column.
+  assert.equal((await storedCall(app.h.db, ids.maria!)).crm_status, 'contacted');
+  const maria = page.locator(`#card-${ids.maria}`);
+  assert.equal(await maria.getAttribute('draggable'), 'true');
+  const [drop] = await Promise.all([
+    page.waitForRequest((r) => r.method() === 'POST'),
+    page.waitForURL((u) => u.searchParams.get('done') === 'changed' && u.hash === `#card-${ids.maria}`),
+    maria.dragTo(page.locator('section[aria-labelledby="col-new"]')),
+  ]);
+  assert.equal(new URL(drop.url()).pathname, '/app/calls/bulk', 'the same form action as the buttons');
+  const sent = new URLSearchParams(drop.postData() ?? '');
+  assert.deepEqual([...sent.keys()].sort(), ['_csrf', 'back', 'crm_status', 'ids']);
+  assert.deepEqual(
+    [sent.get('ids'), sent.get('crm_status'), sent.get('back')],
+    [ids.maria, 'new', `/app/calls/board#card-${ids.maria}`],
+  );
+  assert.equal((await storedCall(app.h.db, ids.maria!)).crm_status, 'new');
+  await page.locator(`section[aria-labelledby="col-new"] #card-${ids.maria}`).waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.id), `card-${ids.maria}`);
+  assert.equal(
+    (await page.getByRole('status').first().textContent())?.trim(),
+    'Saved: the calls you chose have their new status.',
+  );
+
   await page.setViewportSize({ width: 390, height: 844 });
   await checkA11y(page, 'board on a phone');
   assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 390);
