@@ -4,7 +4,6 @@ import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { newId } from '../../src/ids.ts';
 import {
-  checkA11y,
   checkBoth,
   demoOrganization,
   newPage,
@@ -153,7 +152,7 @@ test('the inbox: views with their counts, rows that say who, what, how hot and w
   assert.match((await first.textContent()) ?? '', /Leaking water heater/);
   assert.match((await first.textContent()) ?? '', /Transcribed/);
   assert.match((await page.locator('table.inbox tbody tr').last().textContent()) ?? '', /No recording/);
-  await checkA11y(page, 'inbox');
+  await checkBoth(page, 'inbox');
   await screenshot(page, 'inbox');
 
   await Promise.all([
@@ -171,7 +170,7 @@ test('the inbox: views with their counts, rows that say who, what, how hot and w
   assert.match(page.url(), /view=needs_review/);
 
   await page.setViewportSize({ width: 390, height: 844 });
-  await checkA11y(page, 'inbox on a phone');
+  await checkBoth(page, 'inbox on a phone');
   assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 390);
   await screenshot(page, 'inbox-phone');
   assert.deepEqual(csp, []);
@@ -202,7 +201,7 @@ test('a quick status change from the keyboard: the row changes, the view and its
   assert.equal(stored.crm_status, 'contacted');
   assert.deepEqual(await whos(page), ['(415) 555-0104']);
   assert.deepEqual(await viewLinks(page), ['Needs review 1', 'Needs decision 1', 'New 1', 'All calls 5']);
-  await checkA11y(page, 'inbox after a quick change');
+  await checkBoth(page, 'inbox after a quick change');
   await page.context().close();
 });
 
@@ -226,7 +225,7 @@ test('a bulk action: tick calls (x or a click), choose a status, apply to all of
   const untouched = await storedCall(app.h.db, ids.anon!);
   assert.deepEqual([untouched.review_status, untouched.crm_status], ['needs_review', 'contacted']);
   assert.deepEqual(await viewLinks(page), ['Needs review 1', 'Needs decision 0', 'New 0', 'All calls 5']);
-  await checkA11y(page, 'inbox after a bulk action');
+  await checkBoth(page, 'inbox after a bulk action');
   await screenshot(page, 'inbox-bulk-done');
   await page.context().close();
 });
@@ -319,7 +318,7 @@ test('search finds a call by a word said in it and by a name, and shows the pass
   await Promise.all([page.waitForURL(/q=tiles/), page.keyboard.press('Enter')]);
   assert.deepEqual(await whos(page), ['Sarah Kim']);
   assert.equal(await page.locator('p.passage mark').first().textContent(), 'tiles');
-  await checkA11y(page, 'search by a word');
+  await checkBoth(page, 'search by a word');
   await screenshot(page, 'inbox-search');
 
   await page.getByLabel('Search', { exact: true }).fill('maria');
@@ -342,7 +341,7 @@ test('search finds a call by a word said in it and by a name, and shows the pass
   await page.goto(`${app.origin}/app/calls?q=zebra`);
   assert.equal((await page.locator('#total').textContent())?.trim(), 'No calls match this search.');
   await page.setViewportSize({ width: 390, height: 844 });
-  await checkA11y(page, 'search on a phone');
+  await checkBoth(page, 'search on a phone');
   await page.context().close();
 });
 
@@ -369,7 +368,7 @@ test('the board: columns by CRM status; a card moves with its buttons and with t
     `Contacted ${await count('contacted')}`,
     `Qualified ${await count('qualified')}`,
   ]);
-  await checkA11y(page, 'board');
+  await checkBoth(page, 'board');
   await screenshot(page, 'board');
 
   // A button: the boiler call (contacted) → qualified; the page comes back focused on the card.
@@ -416,7 +415,7 @@ test('the board: columns by CRM status; a card moves with its buttons and with t
   );
 
   await page.setViewportSize({ width: 390, height: 844 });
-  await checkA11y(page, 'board on a phone');
+  await checkBoth(page, 'board on a phone');
   assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 390);
   await screenshot(page, 'board-phone');
   assert.deepEqual(csp, []);

@@ -6,7 +6,7 @@ import { createContact } from '../../src/contacts/contacts.ts';
 import { tenantScope } from '../../src/domain/tenant.ts';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/kit/security.ts';
 import {
-  checkA11y,
+  checkBoth,
   demoOrganization,
   newPage,
   screenshot,
@@ -116,7 +116,7 @@ test('a subscription from creation to re-verification: handshake, test, rotation
   const subId = await subscriptionId();
   assert.ok(page.url().startsWith(`${origin}/app/settings/integrations/webhooks/${subId}?reveal=`));
   assert.match(await text(page, 'dl.facts'), /State Active/);
-  await checkA11y(page, 'subscription page after creation');
+  await checkBoth(page, 'subscription page after creation');
   await maskSecret(page, '#signing-secret');
   await screenshot(page, 'webhook-created');
   // A reload asks for the page again (GET), not the creation: no second subscription, no second
@@ -152,7 +152,7 @@ test('a subscription from creation to re-verification: handshake, test, rotation
   assert.match(row, /webhook\.test/);
   assert.match(row, /Delivered/);
   assert.match(row, /HTTP 200 in \d+ ms \{"ok":true\}/);
-  await checkA11y(page, 'subscription page with its delivery log');
+  await checkBoth(page, 'subscription page with its delivery log');
   await screenshot(page, 'webhook-subscription');
 
   // Standard rotation: the new secret once (after a redirect, like at creation), pending for 24 h, a
@@ -170,7 +170,7 @@ test('a subscription from creation to re-verification: handshake, test, rotation
     await text(page, '#pending-rotation'),
     /waiting for activation until 2026-06-16 10:00 UTC \(24 h 0 min left\)/,
   );
-  await checkA11y(page, 'subscription page with a pending rotation');
+  await checkBoth(page, 'subscription page with a pending rotation');
   await maskSecret(page, '#signing-secret');
   await screenshot(page, 'webhook-rotation-pending');
   await post(page, 'Send a test signed with the new secret');
@@ -204,7 +204,7 @@ test('a subscription from creation to re-verification: handshake, test, rotation
     0,
     'no test while paused',
   );
-  await checkA11y(page, 'paused subscription');
+  await checkBoth(page, 'paused subscription');
   await screenshot(page, 'webhook-paused');
   const mail = await h.db.query<{ body: string }>(
     'SELECT body FROM email_outbox WHERE organization_id = $1',
@@ -264,7 +264,7 @@ test('a subscription from creation to re-verification: handshake, test, rotation
     await text(page, '#bulk-preview'),
     /^1 delivery would be sent again \(Dead-lettered and Skipped, 2026-05-17 to 2026-06-15\)\./,
   );
-  await checkA11y(page, 'bulk resend dry run');
+  await checkBoth(page, 'bulk resend dry run');
   await screenshot(page, 'webhook-bulk-resend-dry-run');
   assert.equal(await drain(h.deps), 0, 'a dry run sends nothing');
   await post(page, 'Resend 1 delivery');
@@ -280,7 +280,7 @@ test('a subscription from creation to re-verification: handshake, test, rotation
   await page.goto(`${origin}${pagePath}`);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `the page is ${overflow} px wider than a phone screen`);
-  await checkA11y(page, 'subscription page on a phone');
+  await checkBoth(page, 'subscription page on a phone');
   await screenshot(page, 'webhook-subscription-phone');
   // Nor on the narrowest phones (320 px): the subscription, its delete confirmation (a long receiver
   // URL), the integrations page (its event-type checkboxes).
@@ -319,13 +319,13 @@ test('strict mode without the challenge echo stays inactive and says why; delete
   );
   assert.match(await text(page, 'dl.facts'), /State Inactive/);
   assert.match(await text(page, 'dl.facts'), /Events contact\.updated/);
-  await checkA11y(page, 'inactive subscription');
+  await checkBoth(page, 'inactive subscription');
   await maskSecret(page, '#signing-secret');
   await screenshot(page, 'webhook-inactive');
 
   await page.getByRole('link', { name: 'Delete…' }).click();
   await page.waitForURL(/\/delete$/);
-  await checkA11y(page, 'delete confirmation');
+  await checkBoth(page, 'delete confirmation');
   await Promise.all([
     page.waitForURL(/done=subscription_deleted/),
     page.getByRole('button', { name: 'Delete the subscription' }).click(),
