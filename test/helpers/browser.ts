@@ -144,9 +144,14 @@ export async function checkBoth(page: Page, what: string): Promise<void> {
   }
 }
 
-/** Saves a full-page screenshot as <SCREENSHOT_DIR>/<name>.png (docs/console/ under `npm run screenshots`). */
+/**
+ * Saves a full-page screenshot as <SCREENSHOT_DIR>/<name>.png (docs/console/ under `npm run
+ * screenshots`). The page is scrolled to the top first: a sticky element (the call page's player)
+ * is drawn where the window was, so a page left scrolled would show it over the middle of the page.
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 }
 
