@@ -5,7 +5,7 @@ import type { ServiceKeys } from '../keys.ts';
 
 /**
  * A secret shown once after a redirect (post/redirect/get of a form that creates one: "Create API
- * key"). The POST stores the secret here and answers 303 to `…?reveal=<id>`; the GET takes it out
+ * key", "Create subscription", a secret rotation). The POST stores the secret here and answers 303 to `…?reveal=<id>`; the GET takes it out
  * (DELETE … RETURNING), so it is shown by one answer only and a reload neither shows it again nor
  * creates a second one. The id in the address is not the secret: the row is bound to the session
  * that made it (another session's GET finds nothing), encrypted with AES-256-GCM under a key derived
@@ -14,8 +14,11 @@ import type { ServiceKeys } from '../keys.ts';
  */
 export const REVEAL_VALID_MS = 10 * MINUTE;
 const ID_SHAPE = /^[A-Za-z0-9_-]{22}$/;
-/** api_key: a new API key; invitation_link: an invitation's link, shown to its sender when no SMTP_URL sends it. */
-export type RevealKind = 'api_key' | 'invitation_link';
+/**
+ * api_key: a new API key; invitation_link: an invitation's link, shown to its sender when no SMTP_URL
+ * sends it; webhook_secret: a webhook subscription's new signing secret (at creation or a rotation's).
+ */
+export type RevealKind = 'api_key' | 'invitation_link' | 'webhook_secret';
 
 const keyOf = (keys: ServiceKeys) =>
   Buffer.from(

@@ -7,6 +7,7 @@
  *   await signIn(page, origin, email);               // through the sign-in form (PASSWORD by default)
  *   const csp = watchCsp(page);                      // CSP violations the page reports; expect [] at the end
  *   await checkA11y(page, 'calls list');             // axe-core: fails on any serious or critical violation
+ *   await checkBoth(page, 'calls list');             // the same at 1280 and 390 px, no sideways scroll at 390
  *   await screenshot(page, 'calls-list');            // <SCREENSHOT_DIR>/calls-list.png (full page, 1024 px wide)
  *
  * The browser runs headless with --no-sandbox --disable-gpu --disable-background-networking
@@ -119,9 +120,38 @@ export async function checkA11y(page: Page, what: string): Promise<void> {
   }
 }
 
-/** Saves a full-page screenshot as <SCREENSHOT_DIR>/<name>.png (docs/console/ under `npm run screenshots`). */
+/** The two widths every page state is checked at: a desktop and a phone. */
+export const DESKTOP = { width: 1280, height: 800 } as const;
+export const PHONE = { width: 390, height: 844 } as const;
+
+/**
+ * axe at desktop (1280 px) and phone (390 px) width, and nothing scrolls sideways on the phone; the
+ * page is left at the viewport it had. Every browser test checks its page states with this.
+ */
+export async function checkBoth(page: Page, what: string): Promise<void> {
+  const was = page.viewportSize();
+  try {
+    await page.setViewportSize(DESKTOP);
+    await checkA11y(page, `${what} at 1280 px`);
+    await page.setViewportSize(PHONE);
+    await checkA11y(page, `${what} at 390 px`);
+    const sideways = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
+    if (sideways > 0) throw new Error(`${what} scrolls sideways at 390 px (${sideways} px too wide)`);
+  } finally {
+    if (was) await page.setViewportSize(was);
+  }
+}
+
+/**
+ * Saves a full-page screenshot as <SCREENSHOT_DIR>/<name>.png (docs/console/ under `npm run
+ * screenshots`). The page is scrolled to the top first: a sticky element (the call page's player)
+ * is drawn where the window was, so a page left scrolled would show it over the middle of the page.
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 }
 

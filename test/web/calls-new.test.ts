@@ -14,7 +14,7 @@ import { tenantScope } from '../../src/domain/tenant.ts';
 import { cheapPasswordHash } from '../helpers/app-api.ts';
 import {
   BROWSER_ENV,
-  checkA11y,
+  checkBoth,
   newPage,
   screenshot,
   serve,
@@ -101,7 +101,7 @@ test('place a call from the calls list and follow its lifecycle as Twilio calls 
   await form.getByLabel("Customer's number").fill('(415) 555-2671');
   await form.getByLabel('Your phone').fill('415 555 0142');
   await form.getByLabel('Call from').selectOption(NUMBERS[1]!);
-  await checkA11y(page, 'the New call page, filled in');
+  await checkBoth(page, 'the New call page, filled in');
   await screenshot(page, 'call-outbound-form');
 
   await Promise.all([
@@ -123,7 +123,7 @@ test('place a call from the calls list and follow its lifecycle as Twilio calls 
   );
   assert.match(facts, /Went out from \(415\) 555-0101 /);
   assert.match(facts, new RegExp(`Agent ${email}`));
-  await checkA11y(page, 'call page of a call just placed');
+  await checkBoth(page, 'call page of a call just placed');
   await screenshot(page, 'call-outbound-placed');
 
   // The fake Twilio rings the agent from the chosen number and plays the callbacks.
@@ -159,7 +159,7 @@ test('place a call from the calls list and follow its lifecycle as Twilio calls 
   const back = page.locator('form#call-back');
   assert.equal(await back.getByLabel("Customer's number").inputValue(), '+14155552671');
   assert.equal(await back.getByLabel('Your phone').inputValue(), AGENT);
-  await checkA11y(page, 'call page of a completed outbound call');
+  await checkBoth(page, 'call page of a completed outbound call');
   assert.deepEqual(csp, []);
   await page.context().close();
 });
@@ -186,7 +186,7 @@ test('a number that cannot be dialled is refused on the page (400) and nothing r
   );
   assert.equal(await page.locator('form#new-call').getByLabel("Customer's number").inputValue(), '555');
   assert.equal(fake.createdCalls.length, placed);
-  await checkA11y(page, 'New call page with a refused number');
+  await checkBoth(page, 'New call page with a refused number');
   assert.deepEqual(csp, []);
   await page.context().close();
 });
@@ -201,18 +201,18 @@ test("a contact's Call link and the contact page's Call form", async () => {
   const csp = watchCsp(page);
   await signIn(page, origin, email);
   await page.goto(`${origin}/app/contacts`);
-  await checkA11y(page, 'contacts list with Call links');
+  await checkBoth(page, 'contacts list with Call links');
   await Promise.all([
     page.waitForURL(new RegExp(`/app/calls/new\\?contact=${id}$`)),
     page.getByRole('link', { name: 'Call Ana Lima' }).click(),
   ]);
   assert.equal(await page.getByLabel("Customer's number").inputValue(), '+14155550177');
-  await checkA11y(page, 'New call page for a contact');
+  await checkBoth(page, 'New call page for a contact');
   await page.goto(`${origin}/app/contacts/${id}`);
   const form = page.locator('form#call-contact');
   assert.equal(await form.getByLabel("Customer's number").inputValue(), '+14155550177');
   assert.equal(await form.getByLabel('Your phone').inputValue(), AGENT);
-  await checkA11y(page, 'contact page with the Call form');
+  await checkBoth(page, 'contact page with the Call form');
   await Promise.all([
     page.waitForURL(/\/app\/calls\/[0-9a-f-]{36}\?done=calling$/),
     form.getByRole('button', { name: 'Call' }).click(),

@@ -5,7 +5,7 @@ import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/kit/securit
 import { newId } from '../../src/ids.ts';
 import { orgWithLogin } from '../helpers/app-api.ts';
 import {
-  checkA11y,
+  checkBoth,
   DEMO_MEMBER,
   demoOrganization,
   newPage,
@@ -156,7 +156,7 @@ test('the calls list: newest first, filters by direction, status, dates and sear
   assert.match(rows[0]!, /Maria Lopez/);
   assert.match(rows[3]!, /Erin Erase/);
   assert.ok(!rows.some((r) => r.includes('Not Yours')));
-  await checkA11y(page, 'calls list');
+  await checkBoth(page, 'calls list');
   await screenshot(page, 'calls-list');
 
   await page.getByLabel('Direction').selectOption('outbound');
@@ -200,7 +200,7 @@ test('the calls list: newest first, filters by direction, status, dates and sear
     (await page.getByRole('alert').textContent())?.trim(),
     '"From (date)" is after "To (date)". Pick a first day on or before the last one.',
   );
-  await checkA11y(page, 'calls list with a refused filter');
+  await checkBoth(page, 'calls list with a refused filter');
   assertHeaders(docs);
   assert.deepEqual(csp, []);
   await page.context().close();
@@ -274,7 +274,7 @@ test('the call page shows the call, plays and seeks its recording over Range req
   );
   assert.ok(audioReplies.every((r) => r.status === 200 || r.status === 206));
   await audio.evaluate((el: HTMLAudioElement) => el.pause());
-  await checkA11y(page, 'call page');
+  await checkBoth(page, 'call page');
   await screenshot(page, 'call-page');
   assertHeaders(docs);
   assert.deepEqual(csp, []);
@@ -303,7 +303,7 @@ test('an outbound call shows its lifecycle as a timeline and its recording state
     /Never captured No conversation was recorded/,
   );
   assert.match((await page.locator('dl.facts').first().textContent()) ?? '', /Went out from/);
-  await checkA11y(page, 'outbound call page');
+  await checkBoth(page, 'outbound call page');
   await screenshot(page, 'call-page-outbound');
   await page.context().close();
 });
@@ -389,7 +389,7 @@ test('another organization\'s call is "not found"; a member cannot erase', async
   await signIn(page, origin, memberEmail);
   const res = await page.goto(`${origin}/app/calls/${ids.foreign}`);
   assert.equal(res?.status(), 404);
-  await checkA11y(page, 'not-found page');
+  await checkBoth(page, 'not-found page');
   await page.goto(`${origin}/app/calls/${ids.erase}`);
   assert.equal(await page.getByRole('link', { name: 'Erase this call…' }).count(), 0);
   const erase = await page.goto(`${origin}/app/calls/${ids.erase}/erase`);
@@ -398,7 +398,7 @@ test('another organization\'s call is "not found"; a member cannot erase', async
     (await page.getByRole('alert').textContent()) ?? '',
     /Only the organization's owner can erase a call/,
   );
-  await checkA11y(page, '403 page');
+  await checkBoth(page, '403 page');
   await page.context().close();
 });
 
@@ -411,7 +411,7 @@ test('erase a call: the confirmation says what is lost, then the call is gone', 
   const text = (await page.locator('main').textContent()) ?? '';
   assert.match(text, /cannot be undone/);
   assert.match(text, /the transcript, the analysis and the follow-up e-mail draft/);
-  await checkA11y(page, 'erase confirmation');
+  await checkBoth(page, 'erase confirmation');
   await screenshot(page, 'call-erase');
   page.on('dialog', (d) => d.accept());
   await page.getByLabel(/I understand/).check();

@@ -5,7 +5,7 @@ import { createContact } from '../../src/contacts/contacts.ts';
 import { tenantScope } from '../../src/domain/tenant.ts';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/kit/security.ts';
 import {
-  checkA11y,
+  checkBoth,
   DEMO_MEMBER,
   demoOrganization,
   newPage,
@@ -72,7 +72,7 @@ test('contacts: search the list, edit one, and contact.updated carries exactly t
   await signIn(page, origin, email);
   await open(page, '/app/contacts');
   assert.equal(await page.locator('table.contacts tbody tr').count(), 2);
-  await checkA11y(page, 'contacts list');
+  await checkBoth(page, 'contacts list');
   await screenshot(page, 'contacts');
   await page.getByLabel('Search').fill('lima');
   await Promise.all([page.waitForURL(/q=lima/), page.getByRole('button', { name: 'Search' }).click()]);
@@ -80,7 +80,7 @@ test('contacts: search the list, edit one, and contact.updated carries exactly t
 
   await page.getByRole('link', { name: 'Ana Lima' }).click();
   await page.waitForURL(`${origin}/app/contacts/${id}`);
-  await checkA11y(page, 'contact page');
+  await checkBoth(page, 'contact page');
   await screenshot(page, 'contact-edit');
   await page.getByLabel('E-mail').fill('ana@lima.example');
   await page.getByLabel('Tags').fill('vip, north');
@@ -107,7 +107,7 @@ test('contacts: search the list, edit one, and contact.updated carries exactly t
   assert.equal(await post(page, 'Save contact'), 400);
   assert.match(await text(page, '[role="alert"]'), /e-mail address/);
   assert.equal(await page.getByLabel('E-mail').inputValue(), 'not-an-email');
-  await checkA11y(page, 'contact page with an error');
+  await checkBoth(page, 'contact page with an error');
   const after = await h.db.query(
     `SELECT 1 FROM events WHERE event_type = 'contact.updated' AND resource_id = $1`,
     [id],
@@ -122,7 +122,7 @@ test('trackers: create, edit, delete after confirming', async () => {
   const csp = watchCsp(page);
   await signIn(page, origin, memberEmail);
   await open(page, '/app/trackers');
-  await checkA11y(page, 'trackers (empty)');
+  await checkBoth(page, 'trackers (empty)');
   await page.getByLabel('Name').fill('Cancellations');
   await page.getByLabel('Terms').fill('cancel\nrefund, Cancel');
   assert.equal(await post(page, 'Create tracker'), 303);
@@ -130,12 +130,12 @@ test('trackers: create, edit, delete after confirming', async () => {
     await text(page, 'table.trackers tbody tr'),
     /^Cancellations cancel, refund 2026-06-15 10:00 UTC$/,
   );
-  await checkA11y(page, 'trackers list');
+  await checkBoth(page, 'trackers list');
   await screenshot(page, 'trackers');
 
   await page.getByRole('link', { name: 'Cancellations' }).click();
   await page.waitForURL(/\/app\/trackers\/[0-9a-f-]{36}$/);
-  await checkA11y(page, 'tracker page');
+  await checkBoth(page, 'tracker page');
   await screenshot(page, 'tracker-edit');
   await page.getByLabel('Name').fill('Churn');
   await page.getByLabel('Terms').fill('cancel\nrefund\nswitch provider');
@@ -166,7 +166,7 @@ test('organization settings: the owner changes retention and language; an agent 
   const csp = watchCsp(page);
   await signIn(page, origin, email);
   await open(page, '/app/settings/organization');
-  await checkA11y(page, 'organization settings');
+  await checkBoth(page, 'organization settings');
   await page.getByLabel('Keep calls for (days)').fill('90');
   await page.getByLabel('Account language').selectOption('de');
   await page.getByLabel('Play an announcement before an inbound call is recorded').check();
@@ -208,7 +208,7 @@ test('organization settings: the owner changes retention and language; an agent 
   const refused = await member.goto(`${origin}/app/settings/organization`);
   assert.equal(refused?.status(), 403);
   assert.match((await member.getByRole('alert').textContent()) ?? '', /Your role \(agent\) does not allow/);
-  await checkA11y(member, 'organization settings refused (agent)');
+  await checkBoth(member, 'organization settings refused (agent)');
   const csrf = await member.locator('input[name="_csrf"]').first().inputValue();
   const r = await member.request.post(`${origin}/app/settings/organization`, {
     form: { _csrf: csrf, retention_days: '1', language: 'en' },

@@ -309,6 +309,76 @@ test('bulk refusals: no call, no change, an unknown status, no CSRF token, a for
   assert.equal(evil.headers.location, '/app/calls?done=unchanged');
 });
 
+test("the inbox's bulk form refused: the inbox again at its address, the error on its field, the choices kept", async () => {
+  const { cookie, csrf } = await signIn();
+  const back = '/app/calls?sort=score&dateFrom=2026-01-01';
+  const refuse = async (form: Record<string, string>, ticked: string[] = []) => {
+    const body = new URLSearchParams({ _csrf: csrf, back, source: 'bulk', ...form });
+    for (const id of ticked) body.append('ids', id);
+    const res = await post(cookie, body.toString());
+    assert.equal(res.statusCode, 400);
+    return res.body;
+  };
+  const before = await h.db.query('SELECT id, review_status, crm_status FROM calls ORDER BY id');
+
+  const none = await refuse({ review_status: 'handled', crm_status: '' });
+  assert.match(
+    none,
+    /<p class="notice error" role="alert">Select the calls to change \(tick their boxes\), at most 100 at a time\.<\/p>/,
+  );
+  assert.match(none, /<p class="field-error" id="ids-error">Select the calls to change/);
+  const boxes = [...none.matchAll(/<input type="checkbox" name="ids"[^>]*>/g)].map((m) => m[0]);
+  assert.ok(boxes.length > 0);
+  for (const [i, box] of boxes.entries()) {
+    assert.match(box, /aria-invalid="true" aria-describedby="ids-error"/);
+    assert.equal(/autofocus/.test(box), i === 0, 'the focus on the first box only');
+  }
+  assert.match(none, /<option value="handled" selected>Handled<\/option>/);
+  assert.match(
+    none,
+    /<a href="\/app\/calls\?dateFrom=2026-01-01&amp;sort=score" aria-current="page">All calls/,
+  );
+
+  const noStatus = await refuse({}, [ids.roof!]);
+  assert.match(
+    noStatus,
+    /<select id="bulk-crm" name="crm_status" aria-invalid="true" aria-describedby="crm_status-error" autofocus>/,
+  );
+  assert.match(
+    noStatus,
+    /<p class="field-error" id="crm_status-error">Choose a CRM status \(New, To call, Contacted, Qualified\) or a review status to set\.<\/p>/,
+  );
+  assert.match(noStatus, new RegExp(`<input type="checkbox" name="ids" value="${ids.roof}"[^>]*checked`));
+  assert.doesNotMatch(noStatus, /name="ids"[^>]*aria-invalid/);
+
+  const badReview = await refuse({ review_status: 'bogus', crm_status: 'contacted' }, [ids.roof!]);
+  assert.match(
+    badReview,
+    /<select id="bulk-review" name="review_status" aria-invalid="true" aria-describedby="review_status-error" autofocus>/,
+  );
+  assert.match(
+    badReview,
+    /id="review_status-error">Choose a review status: New, Needs decision, Needs review, Handled, No action\.<\/p>/,
+  );
+  assert.match(badReview, /<option value="contacted" selected>Contacted<\/option>/);
+
+  const badCrm = await refuse({ crm_status: 'won' }, [ids.roof!]);
+  assert.match(
+    badCrm,
+    /<select id="bulk-crm" name="crm_status" aria-invalid="true" aria-describedby="crm_status-error" autofocus>/,
+  );
+
+  // A quick form or a board move refused (only a hand-made post can be): the error page, as before.
+  const quick = await post(
+    cookie,
+    new URLSearchParams({ _csrf: csrf, back, crm_status: 'won', ids: ids.roof! }).toString(),
+  );
+  assert.equal(quick.statusCode, 400);
+  assert.doesNotMatch(quick.body, /id="bulk"/);
+  const after = await h.db.query('SELECT id, review_status, crm_status FROM calls ORDER BY id');
+  assert.deepEqual(after.rows, before.rows, 'nothing changed');
+});
+
 test('the board: one column per CRM status with its count; a move comes back to the card', async () => {
   const { cookie, csrf } = await signIn();
   const res = await h.app.inject({ url: '/app/calls/board', headers: { cookie } });

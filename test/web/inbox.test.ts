@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { newId } from '../../src/ids.ts';
 import {
-  checkA11y,
+  checkBoth,
   demoOrganization,
   newPage,
   screenshot,
@@ -152,7 +152,7 @@ test('the inbox: views with their counts, rows that say who, what, how hot and w
   assert.match((await first.textContent()) ?? '', /Leaking water heater/);
   assert.match((await first.textContent()) ?? '', /Transcribed/);
   assert.match((await page.locator('table.inbox tbody tr').last().textContent()) ?? '', /No recording/);
-  await checkA11y(page, 'inbox');
+  await checkBoth(page, 'inbox');
   await screenshot(page, 'inbox');
 
   await Promise.all([
@@ -170,7 +170,7 @@ test('the inbox: views with their counts, rows that say who, what, how hot and w
   assert.match(page.url(), /view=needs_review/);
 
   await page.setViewportSize({ width: 390, height: 844 });
-  await checkA11y(page, 'inbox on a phone');
+  await checkBoth(page, 'inbox on a phone');
   assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 390);
   await screenshot(page, 'inbox-phone');
   assert.deepEqual(csp, []);
@@ -201,7 +201,7 @@ test('a quick status change from the keyboard: the row changes, the view and its
   assert.equal(stored.crm_status, 'contacted');
   assert.deepEqual(await whos(page), ['(415) 555-0104']);
   assert.deepEqual(await viewLinks(page), ['Needs review 1', 'Needs decision 1', 'New 1', 'All calls 5']);
-  await checkA11y(page, 'inbox after a quick change');
+  await checkBoth(page, 'inbox after a quick change');
   await page.context().close();
 });
 
@@ -225,8 +225,87 @@ test('a bulk action: tick calls (x or a click), choose a status, apply to all of
   const untouched = await storedCall(app.h.db, ids.anon!);
   assert.deepEqual([untouched.review_status, untouched.crm_status], ['needs_review', 'contacted']);
   assert.deepEqual(await viewLinks(page), ['Needs review 1', 'Needs decision 0', 'New 0', 'All calls 5']);
-  await checkA11y(page, 'inbox after a bulk action');
+  await checkBoth(page, 'inbox after a bulk action');
   await screenshot(page, 'inbox-bulk-done');
+  await page.context().close();
+});
+
+test('a refused bulk form: the error on its field (the boxes, then the status), focus there, the ticks kept', async () => {
+  const page = await newPage(app.browser);
+  const csp = watchCsp(page);
+  await signIn(page, app.origin, email);
+  await page.goto(`${app.origin}/app/calls?sort=oldest`);
+  const before = await app.h.db.query('SELECT id, review_status, crm_status FROM calls ORDER BY id');
+  const focused = () =>
+    page.evaluate(() => {
+      const el = document.activeElement;
+      return el ? `${el.tagName} ${el.getAttribute('aria-label') ?? el.id}` : '';
+    });
+  const marks = (selector: string) =>
+    page
+      .locator(selector)
+      .first()
+      .evaluate((el) => [el.getAttribute('aria-invalid'), el.getAttribute('aria-describedby')]);
+
+  // Nothing ticked: every box is marked, the focus is on the first one, the sentence under the form.
+  await page.getByLabel('Review status', { exact: true }).selectOption('handled');
+  const [res] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST'),
+    page.getByRole('button', { name: 'Apply to selected' }).click(),
+  ]);
+  assert.equal(res.status(), 400);
+  await page.waitForLoadState();
+  const idsError = 'Select the calls to change (tick their boxes), at most 100 at a time.';
+  assert.equal((await page.getByRole('alert').textContent())?.trim(), idsError);
+  assert.equal((await page.locator('#ids-error').textContent())?.trim(), idsError);
+  assert.equal(await focused(), 'INPUT Select the call with (415) 555-0105');
+  assert.equal(
+    await page.locator('input[name="ids"][aria-invalid="true"][aria-describedby="ids-error"]').count(),
+    5,
+  );
+  assert.equal(
+    await page.getByLabel('Review status', { exact: true }).inputValue(),
+    'handled',
+    'the choice is kept',
+  );
+  assert.deepEqual(
+    await whos(page),
+    ['(415) 555-0105', '(415) 555-0104', 'Tom Berger', 'Sarah Kim', 'Maria Lopez'],
+    'the same view, in the same order, as the form came from',
+  );
+  await checkBoth(page, 'inbox, bulk form refused: no call ticked');
+  await screenshot(page, 'inbox-bulk-error');
+
+  // A call ticked but no status to set: the CRM status is marked and focused; the tick is kept.
+  await page.getByLabel('Review status', { exact: true }).selectOption('');
+  await page.getByLabel('Select the call with Tom Berger').check();
+  await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST' && r.status() === 400),
+    page.getByRole('button', { name: 'Apply to selected' }).click(),
+  ]);
+  await page.waitForLoadState();
+  assert.equal(await focused(), 'SELECT bulk-crm');
+  assert.deepEqual(await marks('#bulk-crm'), ['true', 'crm_status-error']);
+  assert.equal(
+    (await page.locator('#crm_status-error').textContent())?.trim(),
+    'Choose a CRM status (New, To call, Contacted, Qualified) or a review status to set.',
+  );
+  assert.equal(await page.locator('input[name="ids"][aria-invalid]').count(), 0);
+  assert.equal(await page.getByLabel('Select the call with Tom Berger').isChecked(), true);
+  assert.equal(await page.getByLabel('Select the call with Sarah Kim').isChecked(), false);
+  await checkBoth(page, 'inbox, bulk form refused: no status');
+  const after = await app.h.db.query('SELECT id, review_status, crm_status FROM calls ORDER BY id');
+  assert.deepEqual(after.rows, before.rows, 'a refused form changes nothing');
+
+  // Corrected on the same page: it applies, and comes back to the view it came from.
+  await page.getByLabel('CRM status', { exact: true }).nth(1).selectOption('to_call');
+  await Promise.all([
+    page.waitForURL(/done=changed/),
+    page.getByRole('button', { name: 'Apply to selected' }).click(),
+  ]);
+  assert.match(page.url(), /\/app\/calls\?sort=oldest&done=changed$/);
+  assert.equal((await storedCall(app.h.db, ids.tom!)).crm_status, 'to_call');
+  assert.deepEqual(csp, []);
   await page.context().close();
 });
 
@@ -239,7 +318,7 @@ test('search finds a call by a word said in it and by a name, and shows the pass
   await Promise.all([page.waitForURL(/q=tiles/), page.keyboard.press('Enter')]);
   assert.deepEqual(await whos(page), ['Sarah Kim']);
   assert.equal(await page.locator('p.passage mark').first().textContent(), 'tiles');
-  await checkA11y(page, 'search by a word');
+  await checkBoth(page, 'search by a word');
   await screenshot(page, 'inbox-search');
 
   await page.getByLabel('Search', { exact: true }).fill('maria');
@@ -262,7 +341,7 @@ test('search finds a call by a word said in it and by a name, and shows the pass
   await page.goto(`${app.origin}/app/calls?q=zebra`);
   assert.equal((await page.locator('#total').textContent())?.trim(), 'No calls match this search.');
   await page.setViewportSize({ width: 390, height: 844 });
-  await checkA11y(page, 'search on a phone');
+  await checkBoth(page, 'search on a phone');
   await page.context().close();
 });
 
@@ -289,7 +368,7 @@ test('the board: columns by CRM status; a card moves with its buttons and with t
     `Contacted ${await count('contacted')}`,
     `Qualified ${await count('qualified')}`,
   ]);
-  await checkA11y(page, 'board');
+  await checkBoth(page, 'board');
   await screenshot(page, 'board');
 
   // A button: the boiler call (contacted) → qualified; the page comes back focused on the card.
@@ -310,8 +389,33 @@ test('the board: columns by CRM status; a card moves with its buttons and with t
   assert.equal((await storedCall(app.h.db, ids.anon!)).crm_status, 'contacted');
   assert.equal(await page.evaluate(() => document.activeElement?.id), `card-${ids.anon}`);
 
+  // Drag and drop with the mouse: Maria's card (contacted) dropped on "New", two columns back in one
+  // move; the drop posts the buttons' form, the page comes back focused on the card in its new column.
+  assert.equal((await storedCall(app.h.db, ids.maria!)).crm_status, 'contacted');
+  const maria = page.locator(`#card-${ids.maria}`);
+  assert.equal(await maria.getAttribute('draggable'), 'true');
+  const [drop] = await Promise.all([
+    page.waitForRequest((r) => r.method() === 'POST'),
+    page.waitForURL((u) => u.searchParams.get('done') === 'changed' && u.hash === `#card-${ids.maria}`),
+    maria.dragTo(page.locator('section[aria-labelledby="col-new"]')),
+  ]);
+  assert.equal(new URL(drop.url()).pathname, '/app/calls/bulk', 'the same form action as the buttons');
+  const sent = new URLSearchParams(drop.postData() ?? '');
+  assert.deepEqual([...sent.keys()].sort(), ['_csrf', 'back', 'crm_status', 'ids']);
+  assert.deepEqual(
+    [sent.get('ids'), sent.get('crm_status'), sent.get('back')],
+    [ids.maria, 'new', `/app/calls/board#card-${ids.maria}`],
+  );
+  assert.equal((await storedCall(app.h.db, ids.maria!)).crm_status, 'new');
+  await page.locator(`section[aria-labelledby="col-new"] #card-${ids.maria}`).waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.id), `card-${ids.maria}`);
+  assert.equal(
+    (await page.getByRole('status').first().textContent())?.trim(),
+    'Saved: the calls you chose have their new status.',
+  );
+
   await page.setViewportSize({ width: 390, height: 844 });
-  await checkA11y(page, 'board on a phone');
+  await checkBoth(page, 'board on a phone');
   assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 390);
   await screenshot(page, 'board-phone');
   assert.deepEqual(csp, []);

@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/kit/security.ts';
 import {
-  checkA11y,
+  checkBoth,
   demoOrganization,
   newPage,
   screenshot,
@@ -45,7 +45,7 @@ test('create an API key with read.recordings as its own consent, use it against 
   assert.equal(res?.status(), 200);
   assert.equal(res?.headers()['content-security-policy'], CONTENT_SECURITY_POLICY);
   assert.equal(res?.headers()['cache-control'], 'no-store');
-  await checkA11y(page, 'integrations page');
+  await checkBoth(page, 'integrations page');
   await screenshot(page, 'integrations');
 
   await page.getByLabel('Name').fill('CRM sync');
@@ -62,7 +62,7 @@ test('create an API key with read.recordings as its own consent, use it against 
   const key = (await page.locator('#new-key').textContent())?.trim() ?? '';
   assert.match(key, /^cc_live_[A-Za-z0-9_-]{43}$/);
   assert.ok(!page.url().includes(key), 'the key is never in a URL');
-  await checkA11y(page, 'integrations page with a new key');
+  await checkBoth(page, 'integrations page with a new key');
   await maskSecret(page, '#new-key');
   await screenshot(page, 'integrations-new-key');
 
@@ -84,7 +84,7 @@ test('create an API key with read.recordings as its own consent, use it against 
 
   await page.getByRole('link', { name: 'Revoke CRM sync' }).click();
   await page.waitForURL(/\/revoke$/);
-  await checkA11y(page, 'revoke confirmation');
+  await checkBoth(page, 'revoke confirmation');
   await screenshot(page, 'integrations-revoke-key');
   await Promise.all([
     page.waitForURL(/done=key_revoked/),
@@ -116,7 +116,7 @@ test('a key without any scope is refused with the form kept; read.recordings sen
     'Choose at least one scope: tick "read.calls" to read calls.',
   );
   assert.equal(await page.getByLabel('Name').inputValue(), 'nothing');
-  await checkA11y(page, 'integrations page with a form error');
+  await checkBoth(page, 'integrations page with a form error');
 
   // A crafted post naming read.recordings as an ordinary scope does not get audio access.
   const csrf = await page.locator('#create-key input[name="_csrf"]').inputValue();

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import {
-  checkA11y,
+  checkBoth,
   demoOrganization,
   newPage,
   screenshot,
@@ -256,11 +256,10 @@ test('evidence with a time plays from there; talk time is shown; axe-clean at 12
     el.currentTime = 30;
   });
   await waitForTime(page, 30);
-  await checkA11y(page, 'call page with talk time and evidence');
+  await checkBoth(page, 'call page with talk time and evidence');
   await page.evaluate(() => window.scrollTo(0, 0));
   await screenshot(page, 'call-page-listening');
   await page.setViewportSize({ width: 390, height: 844 });
-  await checkA11y(page, 'call page with talk time and evidence, 390 px');
   assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= 390), true);
   await screenshot(page, 'call-page-listening-phone');
   await page.context().close();
@@ -300,7 +299,7 @@ test("save as contact from a call, then the contact's call history lists the num
   assert.equal(await form.locator('#sc-phone').inputValue(), '+14155550123');
   assert.equal(await form.locator('#sc-first').inputValue(), 'Maria');
   assert.equal(await form.locator('#sc-last').inputValue(), 'Lopez');
-  await checkA11y(page, 'call page with the Save as contact form');
+  await checkBoth(page, 'call page with the Save as contact form');
   await Promise.all([
     page.waitForURL(/done=contact_saved/),
     form.getByRole('button', { name: 'Save as contact' }).click(),
@@ -336,10 +335,10 @@ test("save as contact from a call, then the contact's call history lists the num
   const first = (await rows.nth(0).textContent())?.replace(/\s+/g, ' ') ?? '';
   assert.match(first, /Leaking water heater/);
   assert.match((await rows.nth(1).textContent()) ?? '', /1 min 35 s/);
-  await checkA11y(page, 'contact page with its calls');
+  await checkBoth(page, 'contact page with its calls');
   await screenshot(page, 'contact-calls');
   await page.setViewportSize({ width: 390, height: 844 });
-  await checkA11y(page, 'contact page with its calls, 390 px');
+  await screenshot(page, 'contact-calls-phone');
   await rows.nth(1).getByRole('link').click();
   assert.equal(new URL(page.url()).pathname, `/app/calls/${ids.earlier}`);
   await page.context().close();
@@ -351,7 +350,7 @@ test('new contact: errors are marked on their fields and focused, then the conta
   await page.goto(`${origin}/app/contacts`);
   await page.getByRole('link', { name: 'New contact' }).click();
   assert.equal(new URL(page.url()).pathname, '/app/contacts/new');
-  await checkA11y(page, 'new contact form');
+  await checkBoth(page, 'new contact form');
   // no phone, a wrong e-mail
   await page.getByLabel('E-mail').fill('not-an-address');
   const [res] = await Promise.all([
@@ -374,10 +373,9 @@ test('new contact: errors are marked on their fields and focused, then the conta
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'nc-phone');
   // what was typed is kept
   assert.equal(await page.locator('#nc-email').inputValue(), 'not-an-address');
-  await checkA11y(page, 'new contact form with errors');
+  await checkBoth(page, 'new contact form with errors');
   await screenshot(page, 'contact-new-errors');
   await page.setViewportSize({ width: 390, height: 844 });
-  await checkA11y(page, 'new contact form with errors, 390 px');
   await page.setViewportSize({ width: 1280, height: 900 });
   // a number that cannot be dialled: the service's refusal, on the phone field alone
   await phone.fill('12');

@@ -5,7 +5,7 @@ import { HOUR } from '../../src/clock.ts';
 import { login, PASSWORD } from '../helpers/app-api.ts';
 import {
   BROWSER_ENV,
-  checkA11y,
+  checkBoth,
   DEMO_OWNER,
   demoOrganization,
   newPage,
@@ -72,7 +72,7 @@ test('forgot password in Chromium: the link arrives by e-mail, sets a new passwo
   await page.goto(`${origin}/app/login`);
   await page.getByRole('link', { name: 'Forgot your password?' }).click();
   await page.waitForURL(`${origin}/app/forgot-password`);
-  await checkA11y(page, 'forgot password');
+  await checkBoth(page, 'forgot password');
   await screenshot(page, 'forgot-password');
 
   // An invalid address is marked on its field, which has the focus.
@@ -82,7 +82,7 @@ test('forgot password in Chromium: the link arrives by e-mail, sets a new passwo
   assert.equal(await page.getAttribute('#email', 'aria-describedby'), 'email-error');
   assert.equal(await page.textContent('#email-error'), 'Enter an e-mail address such as name@example.com.');
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'email');
-  await checkA11y(page, 'forgot password, invalid address');
+  await checkBoth(page, 'forgot password, invalid address');
 
   const sent = smtp.inbox.length;
   await page.getByLabel('E-mail').fill(DEMO_OWNER.toUpperCase());
@@ -94,7 +94,7 @@ test('forgot password in Chromium: the link arrives by e-mail, sets a new passwo
   assert.match(smtp.inbox.at(-1)?.raw ?? '', /^Subject: Reset your Call Capture password$/m);
 
   await page.goto(`${origin}/app/reset-password?token=${token}`);
-  await checkA11y(page, 'choose a new password');
+  await checkBoth(page, 'choose a new password');
   await screenshot(page, 'reset-password');
   await page.getByLabel('New password').fill('a brand new password');
   await page.getByLabel('Type it again').fill('a brand new passwork');

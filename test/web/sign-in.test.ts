@@ -5,7 +5,7 @@ import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/kit/securit
 import { cheapPasswordHash, orgWithLogin, PASSWORD } from '../helpers/app-api.ts';
 import {
   BROWSER_ENV,
-  checkA11y,
+  checkBoth,
   fillSignIn,
   newPage,
   screenshot,
@@ -44,7 +44,7 @@ test('sign in with the form, land on the calls list, sign out again', async () =
   assert.equal(res?.status(), 200);
   assert.equal(res?.headers()['content-security-policy'], CONTENT_SECURITY_POLICY);
   assert.equal(res?.headers()['x-frame-options'], 'DENY');
-  await checkA11y(page, 'sign-in page');
+  await checkBoth(page, 'sign-in page');
   await screenshot(page, 'sign-in');
   await fillSignIn(page, email);
   assert.equal(new URL(page.url()).pathname, '/app/calls');
@@ -77,7 +77,7 @@ test('a wrong password says so, keeps the e-mail, and lets the user try again', 
     'Wrong e-mail or password. Check both and try again.',
   );
   assert.equal(await page.getByLabel('E-mail').inputValue(), email);
-  await checkA11y(page, 'sign-in page with an error');
+  await checkBoth(page, 'sign-in page with an error');
   await page.getByLabel('Password').fill(PASSWORD);
   await Promise.all([
     page.waitForURL(/\/app\/calls$/),

@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import {
   BROWSER_ENV,
-  checkA11y,
+  checkBoth,
   DEMO_OWNER,
   demoOrganization,
   newPage,
@@ -53,19 +53,6 @@ after(async () => {
   await h?.close();
   await smtp?.close();
 });
-
-/** axe at desktop and phone width, and nothing scrolls sideways on the phone. */
-async function checkBoth(page: Page, what: string): Promise<void> {
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await checkA11y(page, `${what} at 1280 px`);
-  await page.setViewportSize({ width: 390, height: 844 });
-  await checkA11y(page, `${what} at 390 px`);
-  const sideways = await page.evaluate(
-    () => document.documentElement.scrollWidth > document.documentElement.clientWidth,
-  );
-  assert.equal(sideways, false, `${what} scrolls sideways at 390 px`);
-  await page.setViewportSize({ width: 1280, height: 800 });
-}
 
 const notice = async (page: Page) => ((await page.getByRole('status').first().textContent()) ?? '').trim();
 const alert = async (page: Page) => ((await page.getByRole('alert').first().textContent()) ?? '').trim();

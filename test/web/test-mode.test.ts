@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import {
   BROWSER_ENV,
-  checkA11y,
+  checkBoth,
   DEMO_OWNER,
   demoOrganization,
   newPage,
@@ -48,14 +48,6 @@ after(async () => {
   await h?.close();
 });
 
-async function checkBoth(what: string): Promise<void> {
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await checkA11y(page, `${what} at 1280 px`);
-  await page.setViewportSize({ width: 390, height: 844 });
-  await checkA11y(page, `${what} at 390 px`);
-  await page.setViewportSize({ width: 1280, height: 800 });
-}
-
 const banner = () => page.getByRole('note').filter({ hasText: BANNER });
 
 test('the switch leads to test data, every page says so, a key made there is a test key, and back to live', async () => {
@@ -76,7 +68,7 @@ test('the switch leads to test data, every page says so, a key made there is a t
   assert.equal(await banner().count(), 1);
   assert.equal((await page.getByText('Test Tina').count()) > 0, true);
   assert.equal(await page.getByText('Live Larry').count(), 0);
-  await checkBoth('calls list in test mode');
+  await checkBoth(page, 'calls list in test mode');
   await screenshot(page, 'test-mode-calls');
 
   for (const path of [...PAGES, `/app/calls/${testCall}`]) {
@@ -98,7 +90,7 @@ test('the switch leads to test data, every page says so, a key made there is a t
   const body = (await page.textContent('main')) ?? '';
   assert.match(body, /cc_test_[A-Za-z0-9_-]{43}/);
   assert.equal(await banner().count(), 1);
-  await checkBoth('integrations page in test mode, the new test key');
+  await checkBoth(page, 'integrations page in test mode, the new test key');
   await screenshot(page, 'test-mode-new-key');
 
   await Promise.all([

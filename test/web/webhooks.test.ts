@@ -6,7 +6,7 @@ import { createContact } from '../../src/contacts/contacts.ts';
 import { tenantScope } from '../../src/domain/tenant.ts';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/public/pages/kit/security.ts';
 import {
-  checkA11y,
+  checkBoth,
   demoOrganization,
   newPage,
   screenshot,
@@ -43,6 +43,10 @@ async function maskSecret(page: Page, selector: string): Promise<void> {
     el.textContent = `${(el.textContent ?? '').slice(0, 10)}… (hidden in this screenshot)`;
   });
 }
+
+/** The subscription's page with a one-time reveal of its new signing secret (post/redirect/get). */
+const REVEAL_URL =
+  /\/app\/settings\/integrations\/webhooks\/[0-9a-f-]{36}\?reveal=[A-Za-z0-9_-]{22}#secret-title$/;
 
 const isHandshake = (r: ReceivedRequest) => r.body.includes('"webhook.subscription.verify"');
 
@@ -92,21 +96,45 @@ test('a subscription from creation to re-verification: handshake, test, rotation
   await signIn(page, origin, email);
   await page.goto(`${origin}/app/settings/integrations`);
 
-  // Create: strict mode, every event type; the handshake runs at once.
+  // Create: strict mode, every event type; the handshake runs at once. Post/redirect/get: the POST
+  // answers 303 to the subscription's page with a one-time reveal id (never the secret) in the address.
   await page.getByLabel('Receiver URL').fill(rx.url);
   await page.getByRole('radio', { name: /^Strict/ }).check();
-  assert.equal(await post(page, 'Create subscription'), 201);
+  assert.equal(await post(page, 'Create subscription'), 303);
+  await page.waitForURL(REVEAL_URL);
+  assert.equal(
+    await text(page, '[role="status"]'),
+    'Webhook subscription created. Copy its signing secret now: it is shown only this once.',
+  );
   assert.match(
     await text(page, '#handshake-outcome'),
     /^Your endpoint answered HTTP 200 and echoed the challenge \(\d+ ms\), so the subscription is active\.$/,
   );
   const secret1 = (await page.locator('#signing-secret').textContent())?.trim() ?? '';
   assert.match(secret1, /^whsec_/);
+  assert.ok(!page.url().includes(secret1), 'the secret is not in the address');
   const subId = await subscriptionId();
+  assert.ok(page.url().startsWith(`${origin}/app/settings/integrations/webhooks/${subId}?reveal=`));
   assert.match(await text(page, 'dl.facts'), /State Active/);
-  await checkA11y(page, 'subscription page after creation');
+  await checkBoth(page, 'subscription page after creation');
   await maskSecret(page, '#signing-secret');
   await screenshot(page, 'webhook-created');
+  // A reload asks for the page again (GET), not the creation: no second subscription, no second
+  // handshake, and the secret is not shown again.
+  const handshakes = rx.requests.filter(isHandshake).length;
+  await page.reload();
+  assert.equal(await page.locator('#signing-secret').count(), 0);
+  assert.equal(await page.locator('#handshake-outcome').count(), 0);
+  assert.equal(
+    await text(page, '[role="status"]'),
+    'The new signing secret was shown once and is not shown again. If you did not copy it, start a rotation below to get another.',
+  );
+  assert.equal(rx.requests.filter(isHandshake).length, handshakes);
+  const subs = await h.db.query(
+    'SELECT 1 FROM webhook_subscriptions WHERE organization_id = $1 AND url = $2',
+    [orgId, rx.url],
+  );
+  assert.equal(subs.rows.length, 1);
   const pagePath = `/app/settings/integrations/webhooks/${subId}`;
   const pageRes = await page.goto(`${origin}${pagePath}`);
   assert.equal(pageRes?.headers()['content-security-policy'], CONTENT_SECURITY_POLICY);
@@ -124,11 +152,17 @@ test('a subscription from creation to re-verification: handshake, test, rotation
   assert.match(row, /webhook\.test/);
   assert.match(row, /Delivered/);
   assert.match(row, /HTTP 200 in \d+ ms \{"ok":true\}/);
-  await checkA11y(page, 'subscription page with its delivery log');
+  await checkBoth(page, 'subscription page with its delivery log');
   await screenshot(page, 'webhook-subscription');
 
-  // Standard rotation: the new secret once, pending for 24 h, a test signed with it, activation, 1 h grace.
-  assert.equal(await post(page, 'Start a rotation'), 201);
+  // Standard rotation: the new secret once (after a redirect, like at creation), pending for 24 h, a
+  // test signed with it, activation, 1 h grace.
+  assert.equal(await post(page, 'Start a rotation'), 303);
+  await page.waitForURL(REVEAL_URL);
+  assert.equal(
+    await text(page, '[role="status"]'),
+    'A new secret is waiting for activation (up to 24 hours). Deliveries are still signed with the current one.',
+  );
   const secret2 = (await page.locator('#signing-secret').textContent())?.trim() ?? '';
   assert.match(secret2, /^whsec_/);
   assert.notEqual(secret2, secret1);
@@ -136,7 +170,7 @@ test('a subscription from creation to re-verification: handshake, test, rotation
     await text(page, '#pending-rotation'),
     /waiting for activation until 2026-06-16 10:00 UTC \(24 h 0 min left\)/,
   );
-  await checkA11y(page, 'subscription page with a pending rotation');
+  await checkBoth(page, 'subscription page with a pending rotation');
   await maskSecret(page, '#signing-secret');
   await screenshot(page, 'webhook-rotation-pending');
   await post(page, 'Send a test signed with the new secret');
@@ -170,7 +204,7 @@ test('a subscription from creation to re-verification: handshake, test, rotation
     0,
     'no test while paused',
   );
-  await checkA11y(page, 'paused subscription');
+  await checkBoth(page, 'paused subscription');
   await screenshot(page, 'webhook-paused');
   const mail = await h.db.query<{ body: string }>(
     'SELECT body FROM email_outbox WHERE organization_id = $1',
@@ -208,7 +242,8 @@ test('a subscription from creation to re-verification: handshake, test, rotation
   h.clock.advance(1000);
   await createContact(h.deps, tenantScope(orgId), { phone: '+14155550123', first_name: 'Ana' });
   await page.getByRole('checkbox', { name: /I understand that sending pauses/ }).check();
-  assert.equal(await post(page, 'Rotate now (emergency)'), 201);
+  assert.equal(await post(page, 'Rotate now (emergency)'), 303);
+  await page.waitForURL(REVEAL_URL);
   const secret3 = (await page.locator('#signing-secret').textContent())?.trim() ?? '';
   assert.match(secret3, /^whsec_/);
   assert.match(await text(page, 'dl.facts'), /State Paused An emergency secret rotation paused it/);
@@ -229,7 +264,7 @@ test('a subscription from creation to re-verification: handshake, test, rotation
     await text(page, '#bulk-preview'),
     /^1 delivery would be sent again \(Dead-lettered and Skipped, 2026-05-17 to 2026-06-15\)\./,
   );
-  await checkA11y(page, 'bulk resend dry run');
+  await checkBoth(page, 'bulk resend dry run');
   await screenshot(page, 'webhook-bulk-resend-dry-run');
   assert.equal(await drain(h.deps), 0, 'a dry run sends nothing');
   await post(page, 'Resend 1 delivery');
@@ -245,7 +280,7 @@ test('a subscription from creation to re-verification: handshake, test, rotation
   await page.goto(`${origin}${pagePath}`);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `the page is ${overflow} px wider than a phone screen`);
-  await checkA11y(page, 'subscription page on a phone');
+  await checkBoth(page, 'subscription page on a phone');
   await screenshot(page, 'webhook-subscription-phone');
   // Nor on the narrowest phones (320 px): the subscription, its delete confirmation (a long receiver
   // URL), the integrations page (its event-type checkboxes).
@@ -276,20 +311,21 @@ test('strict mode without the challenge echo stays inactive and says why; delete
   await page.getByLabel('Receiver URL').fill(rx.url);
   await page.getByRole('checkbox', { name: /contact\.updated/ }).check();
   await page.getByRole('radio', { name: /^Strict/ }).check();
-  assert.equal(await post(page, 'Create subscription'), 201);
+  assert.equal(await post(page, 'Create subscription'), 303);
+  await page.waitForURL(REVEAL_URL);
   assert.match(
     await text(page, '#handshake-outcome'),
     /^Your endpoint answered HTTP 200 \(\d+ ms\) but did not echo the challenge as the JSON body \{"challenge": "…"\}, which strict mode requires, so the subscription did not activate\.$/,
   );
   assert.match(await text(page, 'dl.facts'), /State Inactive/);
   assert.match(await text(page, 'dl.facts'), /Events contact\.updated/);
-  await checkA11y(page, 'inactive subscription');
+  await checkBoth(page, 'inactive subscription');
   await maskSecret(page, '#signing-secret');
   await screenshot(page, 'webhook-inactive');
 
   await page.getByRole('link', { name: 'Delete…' }).click();
   await page.waitForURL(/\/delete$/);
-  await checkA11y(page, 'delete confirmation');
+  await checkBoth(page, 'delete confirmation');
   await Promise.all([
     page.waitForURL(/done=subscription_deleted/),
     page.getByRole('button', { name: 'Delete the subscription' }).click(),

@@ -42,16 +42,20 @@ async function expireSecrets(tx: Queryable, where: string, params: unknown[], no
   return rows.length;
 }
 
-export async function startRotation(
-  deps: Deps,
-  r: { scope: TenantScope; subscriptionId: string; emergency: boolean },
-): Promise<{
+export interface StartedRotation {
   rotation_id: string;
   secret: string;
   status: 'pending' | 'active';
   expires_at: string | null;
   state: SubscriptionState;
-}> {
+}
+
+/** `alongside`, when given, runs in the rotation's transaction (the web app keeps the secret for its one-time reveal). */
+export async function startRotation(
+  deps: Deps,
+  r: { scope: TenantScope; subscriptionId: string; emergency: boolean },
+  alongside?: (tx: Queryable, started: StartedRotation) => Promise<void>,
+): Promise<StartedRotation> {
   const secret = newSigningSecret();
   const ciphertext = encryptSecret(deps.keys.secretEncryptionKey, secret);
   const rotationId = newId();
@@ -68,13 +72,15 @@ export async function startRotation(
          VALUES ($1, $2, $3, $4, 'pending', 'standard', $5, $6)`,
         [rotationId, sub.id, r.scope.organizationId, ciphertext, now, expiresAt],
       );
-      return {
+      const started: StartedRotation = {
         rotation_id: rotationId,
         secret,
         status: 'pending',
         expires_at: expiresAt.toISOString(),
         state: sub.state,
       };
+      if (alongside) await alongside(tx, started);
+      return started;
     }
     await tx.query(
       `UPDATE webhook_secrets SET status = 'retired', retired_at = $2
@@ -101,7 +107,15 @@ export async function startRotation(
         [sub.id, now],
       );
     }
-    return { rotation_id: rotationId, secret, status: 'active', expires_at: null, state: t.state };
+    const started: StartedRotation = {
+      rotation_id: rotationId,
+      secret,
+      status: 'active',
+      expires_at: null,
+      state: t.state,
+    };
+    if (alongside) await alongside(tx, started);
+    return started;
   });
 }
 

@@ -162,16 +162,24 @@ export async function checkReceiverUrl(deps: Deps, url: string): Promise<string>
  * and its state are written in one transaction together with the limit check: a refused creation
  * (limit reached) leaves nothing behind, and a failed handshake leaves an inactive subscription.
  */
-export async function createSubscription(
-  deps: Deps,
-  scope: TenantScope,
-  input: { url: string; eventTypes?: string[]; verificationMode?: VerificationMode },
-): Promise<{
+export interface CreatedSubscription {
   subscription_id: string;
   secret: string;
   state: SubscriptionState;
   verification: HandshakeResult;
-}> {
+}
+
+/**
+ * `alongside`, when given, runs in the transaction that inserts the subscription and its secret (the
+ * web app keeps the secret for its one-time reveal there: no subscription is made whose secret
+ * cannot be shown).
+ */
+export async function createSubscription(
+  deps: Deps,
+  scope: TenantScope,
+  input: { url: string; eventTypes?: string[]; verificationMode?: VerificationMode },
+  alongside?: (tx: Queryable, created: CreatedSubscription) => Promise<void>,
+): Promise<CreatedSubscription> {
   const eventTypes = checkEventTypes(input.eventTypes);
   const mode = input.verificationMode ?? 'permissive';
   const url = await checkReceiverUrl(deps, input.url);
@@ -208,6 +216,7 @@ export async function createSubscription(
        VALUES ($1, $2, $3, $4, 'active', 'initial', $5, $5)`,
       [newId(), id, scope.organizationId, encryptSecret(deps.keys.secretEncryptionKey, secret), now],
     );
+    if (alongside) await alongside(tx, { subscription_id: id, secret, state, verification });
   });
   return { subscription_id: id, secret, state, verification };
 }

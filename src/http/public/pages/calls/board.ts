@@ -15,7 +15,9 @@ import { DONE } from './list.ts';
  * GET /app/calls/board: the pipeline board, one column per CRM status (new → to call → contacted →
  * qualified) with its count and newest cards. A card moves with its buttons (POST forms to
  * /app/calls/bulk, back here with the card's anchor), and with the arrow keys on a focused card
- * (assets/board.js presses the button): no dragging needed.
+ * (assets/board.js presses the button): no dragging needed. With a mouse, a card can also be dragged
+ * to another column (HTML5 drag and drop, added by assets/board.js: the drop posts the same form to
+ * /app/calls/bulk, with the column's status, `data-status`); without JavaScript the buttons remain.
  */
 function MoveButton(p: { user: PageUser; card: BoardCard; to: CrmStatus; dir: 'prev' | 'next' }): VNode {
   const who = whoOf(p.card);
@@ -56,10 +58,12 @@ export function callBoardPage(deps: Deps): FastifyPluginAsync {
         nav: 'calls',
         notice: doneNotice(req, DONE),
         body: html`<p class="new-call"><a href="/app/calls">Inbox</a></p>
-          <p class="muted keys">On a card: <kbd>←</kbd> and <kbd>→</kbd> move it to the previous or next column.</p>
+          <p class="muted keys">On a card: <kbd>←</kbd> and <kbd>→</kbd> move it to the previous or next column; with a mouse, drag it to any column.</p>
           <div class="board">
             ${columns.map(
-              (col) => html`<section class="column" aria-labelledby=${`col-${col.status}`}>
+              (
+                col,
+              ) => html`<section class="column" aria-labelledby=${`col-${col.status}`} data-status=${col.status}>
                 <h2 id=${`col-${col.status}`}>${words(col.status)} <span class="count">${countInWords(col.count)}</span></h2>
                 ${
                   col.cards.length === 0

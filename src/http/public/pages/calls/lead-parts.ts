@@ -1,6 +1,7 @@
 import { MATCH_END, MATCH_START } from '../../../../capture/inbox.ts';
 import { normalizePhone } from '../../../../domain/phone.ts';
 import { CRM_STATUSES, REVIEW_STATUSES } from '../../../../domain/values.ts';
+import { ErrorText, type FieldError, fieldAttrs } from '../kit/field-errors.ts';
 import type { PageUser } from '../kit/guard.ts';
 import { html, type VNode } from '../kit/html.ts';
 import { CsrfField, words } from '../kit/ui.ts';
@@ -74,9 +75,21 @@ export function Passage({ text }: { text: string | null }): VNode | null {
 }
 
 /**
- * The inbox's quick-action form of one row, and (with `bulk`) the form the selected rows' checkboxes
- * belong to: both post to /app/calls/bulk (bulk.ts) the ids, the review and the CRM status to set
- * (empty: keep), and the address to come back to.
+ * A refused bulk form as the inbox shows it again (bulk.ts): the error on its field — `ids` (the
+ * rows' boxes), `review_status` or `crm_status` — and what was chosen, ticked and selected again.
+ */
+export interface BulkState {
+  err: FieldError | null;
+  ids: ReadonlySet<string>;
+  review?: string;
+  crm?: string;
+}
+
+/**
+ * The inbox's quick-action form of one row, and (without `row`) the bulk form the selected rows'
+ * checkboxes belong to: both post to /app/calls/bulk (bulk.ts) the ids, the review and the CRM
+ * status to set (empty: keep), and the address to come back to. The bulk form says so (`source`),
+ * so that its refusal comes back as the inbox with the error on its field.
  */
 export function StatusForm(p: {
   user: PageUser;
@@ -84,28 +97,36 @@ export function StatusForm(p: {
   /** one row: its id, current statuses and the name it is labelled with; absent: the bulk form */
   row?: { id: string; crm_status: string; review_status: string | null; who: string };
   id?: string;
+  /** the bulk form refused: its error and values */
+  bulk?: BulkState | null;
 }): VNode {
   const { row } = p;
   const idp = row ? `q-${row.id}` : 'bulk';
   const keep = html`<option value="">${row ? '—' : 'Keep'}</option>`;
+  const err = row ? null : (p.bulk?.err ?? null);
+  const review = row ? row.review_status : p.bulk?.review;
+  const crm = row ? row.crm_status : p.bulk?.crm;
   return html`<form method="post" action="/app/calls/bulk" class=${row ? 'quick' : 'bulk'} id=${p.id}>
     <${CsrfField} user=${p.user} />
     <input type="hidden" name="back" value=${p.back} />
-    ${row ? html`<input type="hidden" name="ids" value=${row.id} />` : null}
+    ${row ? html`<input type="hidden" name="ids" value=${row.id} />` : html`<input type="hidden" name="source" value="bulk" />`}
     <span>
       <label for=${`${idp}-review`} class=${row ? 'sr-only' : ''}>${row ? `Review status of ${row.who}` : 'Review status'}</label>
-      <select id=${`${idp}-review`} name="review_status">
+      <select id=${`${idp}-review`} name="review_status" ...${fieldAttrs('review_status', err)}>
         ${row?.review_status ? null : keep}
-        ${REVIEW_STATUSES.map((s) => html`<option value=${s} selected=${row?.review_status === s}>${words(s)}</option>`)}
+        ${REVIEW_STATUSES.map((s) => html`<option value=${s} selected=${review === s}>${words(s)}</option>`)}
       </select>
+      <${ErrorText} name="review_status" err=${err} />
     </span>
     <span>
       <label for=${`${idp}-crm`} class=${row ? 'sr-only' : ''}>${row ? `CRM status of ${row.who}` : 'CRM status'}</label>
-      <select id=${`${idp}-crm`} name="crm_status">
+      <select id=${`${idp}-crm`} name="crm_status" ...${fieldAttrs('crm_status', err)}>
         ${row ? null : keep}
-        ${CRM_STATUSES.map((s) => html`<option value=${s} selected=${row?.crm_status === s}>${words(s)}</option>`)}
+        ${CRM_STATUSES.map((s) => html`<option value=${s} selected=${crm === s}>${words(s)}</option>`)}
       </select>
+      <${ErrorText} name="crm_status" err=${err} />
     </span>
     <button type="submit">${row ? html`Save<span class="sr-only"> ${row.who}</span>` : 'Apply to selected'}</button>
+    <${ErrorText} name="ids" err=${err} />
   </form>`;
 }

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { type InboxRow, readInbox } from '../../../../capture/inbox.ts';
 import type { Deps } from '../../../../deps.ts';
 import {
@@ -20,7 +20,15 @@ import { html, type VNode } from '../kit/html.ts';
 import { type Notice, renderPage } from '../kit/layout.ts';
 import { doneNotice } from '../kit/notices.ts';
 import { Time, words } from '../kit/ui.ts';
-import { nationalNumber, Passage, processingInWords, Score, StatusForm, whoOf } from './lead-parts.ts';
+import {
+  type BulkState,
+  nationalNumber,
+  Passage,
+  processingInWords,
+  Score,
+  StatusForm,
+  whoOf,
+} from './lead-parts.ts';
 
 /**
  * GET /app/calls: the lead inbox. Each row says who called (contact, caller name, number), about what
@@ -224,12 +232,30 @@ function Views({ fields, counts }: { fields: Fields; counts: InboxCounts | null 
   </nav>`;
 }
 
-function Row({ r, user, back }: { r: InboxRow; user: PageUser; back: string }): VNode {
+function Row({
+  r,
+  user,
+  back,
+  bulk,
+  first,
+}: {
+  r: InboxRow;
+  user: PageUser;
+  back: string;
+  bulk: BulkState | null;
+  first: boolean;
+}): VNode {
   const who = whoOf(r);
   const number = nationalNumber(r);
   const what = r.subject ?? r.service_needed;
+  // "Select the calls to change": every box marked, the focus on the first.
+  const pickErr =
+    bulk?.err?.field === 'ids'
+      ? { 'aria-invalid': 'true', 'aria-describedby': 'ids-error', autofocus: first }
+      : {};
   return html`<tr data-row>
-    <td class="pick"><input type="checkbox" name="ids" value=${r.id} form="bulk" aria-label=${`Select the call with ${who}`} /></td>
+    <td class="pick"><input type="checkbox" name="ids" value=${r.id} form="bulk" aria-label=${`Select the call with ${who}`}
+      checked=${bulk?.ids.has(r.id) ?? false} ...${pickErr} /></td>
     <td data-label="Who">
       <a href=${`/app/calls/${r.id}`} class="who">${who}</a>
       ${r.contact_company ? html`<br /><span class="muted">${r.contact_company}</span>` : null}
@@ -250,8 +276,14 @@ function Row({ r, user, back }: { r: InboxRow; user: PageUser; back: string }): 
   </tr>`;
 }
 
-function Inbox(p: { rows: InboxRow[]; user: PageUser; back: string; sort: InboxSort }): VNode {
-  return html`<${StatusForm} user=${p.user} back=${p.back} id="bulk" />
+function Inbox(p: {
+  rows: InboxRow[];
+  user: PageUser;
+  back: string;
+  sort: InboxSort;
+  bulk: BulkState | null;
+}): VNode {
+  return html`<${StatusForm} user=${p.user} back=${p.back} id="bulk" bulk=${p.bulk} />
     <table class="calls inbox">
       <caption class="sr-only">Calls, ${SORT_LABELS[p.sort].toLowerCase()}</caption>
       <thead>
@@ -265,39 +297,46 @@ function Inbox(p: { rows: InboxRow[]; user: PageUser; back: string; sort: InboxS
         </tr>
       </thead>
       <tbody>
-        ${p.rows.map((r) => html`<${Row} r=${r} user=${p.user} back=${p.back} />`)}
+        ${p.rows.map((r, i) => html`<${Row} r=${r} user=${p.user} back=${p.back} bulk=${p.bulk} first=${i === 0} />`)}
       </tbody>
     </table>`;
 }
 
-/** GET /app/calls: the inbox. */
-export function callListPage(deps: Deps): FastifyPluginAsync {
-  return async (app) => {
-    app.get('/calls', async (req, reply) => {
-      const user = requireUser(req);
-      const { fields, page, query, refusal } = readInboxRequest(req.url);
-      const notice: Notice | null = refusal ? { kind: 'error', text: refusal.text } : doneNotice(req, DONE);
-      const result = query ? await readInbox(deps.db, scopeOf(user), query) : null;
-      const counts = result?.counts ?? null;
-      const rows = result?.rows ?? [];
-      const back = inboxHref(fields, page);
-      const total = counts && query ? counts[query.view] : 0;
-      const first = (page - 1) * PAGE_SIZE + 1;
-      const pager = html`<nav class="pager" aria-label="Pages">
+/**
+ * The inbox at `url` (an /app/calls address): for GET /app/calls, and for a refused bulk form
+ * (bulk.ts), shown again at the address it came from with `bulk`'s error on its field.
+ */
+export async function renderInbox(
+  deps: Deps,
+  reply: FastifyReply,
+  user: PageUser,
+  url: string,
+  x: { notice?: Notice | null; status?: number; bulk?: BulkState } = {},
+): Promise<FastifyReply> {
+  const { fields, page, query, refusal } = readInboxRequest(url);
+  const notice: Notice | null = refusal ? { kind: 'error', text: refusal.text } : (x.notice ?? null);
+  const bulk = x.bulk ?? null;
+  const result = query ? await readInbox(deps.db, scopeOf(user), query) : null;
+  const counts = result?.counts ?? null;
+  const rows = result?.rows ?? [];
+  const back = inboxHref(fields, page);
+  const total = counts && query ? counts[query.view] : 0;
+  const first = (page - 1) * PAGE_SIZE + 1;
+  const pager = html`<nav class="pager" aria-label="Pages">
         <span>${page > 1 ? html`<a href=${inboxHref(fields, page - 1)} rel="prev">Previous page</a>` : null}</span>
         <span>Page ${page}</span>
         <span>${result?.hasMore ? html`<a href=${inboxHref(fields, page + 1)} rel="next">Next page</a>` : null}</span>
       </nav>`;
-      const searching = Boolean(
-        fields.q || fields.dateFrom || fields.dateTo || fields.direction || fields.status,
-      );
-      return renderPage(reply, {
-        title: 'Calls',
-        user,
-        nav: 'calls',
-        status: refusal ? 400 : 200,
-        notice,
-        body: html`<p class="new-call"><a href="/app/calls/new">New call</a> · <a href="/app/calls/board">Pipeline board</a></p>
+  const searching = Boolean(
+    fields.q || fields.dateFrom || fields.dateTo || fields.direction || fields.status,
+  );
+  return renderPage(reply, {
+    title: 'Calls',
+    user,
+    nav: 'calls',
+    status: refusal ? 400 : (x.status ?? 200),
+    notice,
+    body: html`<p class="new-call"><a href="/app/calls/new">New call</a> · <a href="/app/calls/board">Pipeline board</a></p>
           <${SearchForm} fields=${fields} refusal=${refusal} />
           <${Views} fields=${fields} counts=${counts} />
           <p class="total" id="total">${
@@ -309,12 +348,19 @@ export function callListPage(deps: Deps): FastifyPluginAsync {
           }</p>
           ${
             rows.length > 0
-              ? html`<${Inbox} rows=${rows} user=${user} back=${back} sort=${query?.sort ?? 'newest'} />
+              ? html`<${Inbox} rows=${rows} user=${user} back=${back} sort=${query?.sort ?? 'newest'} bulk=${bulk} />
                 <p class="muted keys">Keys: <kbd>j</kbd>/<kbd>k</kbd> next and previous call, <kbd>x</kbd> select it, <kbd>/</kbd> search.</p>`
               : null
           }
           ${pager}`,
-      });
-    });
+  });
+}
+
+/** GET /app/calls: the inbox. */
+export function callListPage(deps: Deps): FastifyPluginAsync {
+  return async (app) => {
+    app.get('/calls', async (req, reply) =>
+      renderInbox(deps, reply, requireUser(req), req.url, { notice: doneNotice(req, DONE) }),
+    );
   };
 }

@@ -23,7 +23,7 @@ function ContactList(p: {
     `/app/contacts?${new URLSearchParams({ ...(p.q ? { q: p.q } : {}), page: String(page) })}`;
   return html`<p><a class="button" href="/app/contacts/new">New contact</a></p>
     <form method="get" action="/app/contacts" class="filters" role="search">
-      <div><label for="contact-q">Search</label>
+      <div class="search"><label for="contact-q">Search</label>
         <input type="search" id="contact-q" name="q" value=${p.q} placeholder="name, company, e-mail or phone" /></div>
       <div><button type="submit" class="secondary">Search</button></div>
     </form>

@@ -28,7 +28,7 @@ import { doneNotice } from '../kit/notices.ts';
 import { route } from '../kit/paths.ts';
 import { CopyButton, CsrfField, Time } from '../kit/ui.ts';
 import { StateLine } from './state-line.ts';
-import { renderSubscriptionPage } from './webhooks.ts';
+import { stashSubscriptionSecret } from './webhooks.ts';
 import {
   EVENT_WORDS,
   groupEventTypes,
@@ -42,13 +42,13 @@ import {
 /**
  * /app/settings/integrations: API keys (create with scopes, read.recordings as its own consent; the
  * key shown once; list; revoke after a confirmation page) and webhook subscriptions (list; create,
- * whose answer shows the secret once and the handshake's outcome). Same services as /app/api.
+ * then the subscription's page shows the secret once and the handshake's outcome). Same services as /app/api.
  *
  * One-time secrets: a new API key is shown after a redirect (post/redirect/get: a reload neither
  * creates a second key nor shows it again): the POST keeps it encrypted for the session's next page
  * (accounts/secret-reveals.ts) and answers 303 to `?reveal=<id>`, an id that is not the key; the
- * GET takes it out and shows it once. The signing secret of a new subscription is rendered in the
- * answer to the POST that created it (Cache-Control: no-store). Neither is ever put in a URL.
+ * GET takes it out and shows it once. The signing secret of a new subscription goes the same way, to
+ * the subscription's page (webhooks.ts stashSubscriptionSecret). Neither is ever put in a URL.
  *
  * Owners and admins only (accounts/roles.ts `manage_integrations`): an agent gets the 403 page.
  */
@@ -415,16 +415,22 @@ export function integrationsPages(deps: Deps): FastifyPluginAsync {
         if (values.mode !== 'permissive' && values.mode !== 'strict') {
           throw badRequest('Field "verification_mode" must be permissive or strict.', 'verification_mode');
         }
-        const created = await createSubscription(deps, scopeOf(user), {
-          url: values.url.trim(),
-          eventTypes: values.eventTypes,
-          verificationMode: values.mode,
-        });
-        return renderSubscriptionPage(deps, req, reply, user, created.subscription_id, {
-          status: 201,
-          secret: created.secret,
-          handshake: created.verification,
-        });
+        // The subscription and its secret's one-time reveal in one transaction (post/redirect/get).
+        let to = '';
+        await createSubscription(
+          deps,
+          scopeOf(user),
+          { url: values.url.trim(), eventTypes: values.eventTypes, verificationMode: values.mode },
+          async (tx, created) => {
+            to = await stashSubscriptionSecret(tx, deps, user, {
+              subscriptionId: created.subscription_id,
+              secret: created.secret,
+              kind: 'created',
+              handshake: created.verification,
+            });
+          },
+        );
+        return seeOther(reply, to);
       } catch (err) {
         const e = formError(err);
         return renderIntegrations(deps, reply, user, { ...e, subForm: values });

@@ -101,9 +101,9 @@ async function render(
         <fieldset>
           <legend>Recording-consent announcement</legend>
           <div>
-            <input type="checkbox" id="org-consent" name="consent_enabled" value="1" checked=${v.consent_enabled}
-              aria-describedby="org-consent-hint" />
-            <label for="org-consent">Play an announcement before an inbound call is recorded</label>
+            <label class="check"><input type="checkbox" id="org-consent" name="consent_enabled" value="1"
+              checked=${v.consent_enabled} aria-describedby="org-consent-hint" />
+              Play an announcement before an inbound call is recorded</label>
             <p class="muted" id="org-consent-hint">Callers hear it before they are put through; a caller who presses any key
               while it plays is connected without a recording (the call's recording answers 409 in the API).</p>
           </div>
@@ -124,18 +124,17 @@ async function render(
           <legend>Redaction of payment and identity details</legend>
           <p class="muted" id="org-redaction-hint">Callers read out card numbers, security codes, social security and other
             national id numbers, bank details, dates of birth and passport numbers. With redaction on, the service takes
-            them out of the transcript before it is stored — they show as <code>[card number]</code>, <code>[security code]</code>
+            them out of the transcript before it is stored — they show as <code>[card number]</code>, <code>[security code]</code>${' '}
             and so on in the transcript, the analysis, follow-up drafts, tracker excerpts, webhooks and the API — and
             silences them in the recording when the speech-to-text provider gives word times. Redaction works from
             rules and can miss what is said in an unusual way (docs: capture, "Redaction").</p>
           <div>
-            <input type="radio" id="org-redaction-on" name="redaction" value="on" checked=${redactionOn} />
-            <label for="org-redaction-on">Redact (recommended)</label>
+            <label class="check"><input type="radio" id="org-redaction-on" name="redaction" value="on"
+              checked=${redactionOn} /> Redact (recommended)</label>
           </div>
           <div>
-            <input type="radio" id="org-redaction-off" name="redaction" value="off" checked=${!redactionOn}
-              aria-describedby="org-redaction-off-hint" />
-            <label for="org-redaction-off">Keep every word as said</label>
+            <label class="check"><input type="radio" id="org-redaction-off" name="redaction" value="off"
+              checked=${!redactionOn} aria-describedby="org-redaction-off-hint" /> Keep every word as said</label>
             <p class="muted" id="org-redaction-off-hint">New calls are then stored verbatim: a card number or security
               code said on a call is in its transcript, recording, webhooks and exports, which card rules (PCI DSS) forbid
               for security codes. Calls already stored stay redacted.</p>

@@ -1,4 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { stashSecret, takeSecret } from '../../../../accounts/secret-reveals.ts';
+import type { Queryable } from '../../../../db/types.ts';
 import type { Deps } from '../../../../deps.ts';
 import { INTEGRATIONS_PAGE_PATH, subscriptionPagePath } from '../../../../domain/app-urls.ts';
 import { badRequest, notFound } from '../../../../errors.ts';
@@ -55,7 +57,65 @@ import {
  * delete; secret rotation (standard: new secret shown once, pending-until, test, activate, the old
  * secret's grace; emergency with its warning); the delivery log with filters, resend and bulk
  * resend (dry-run count first). Same services as the console JSON API.
+ *
+ * A new signing secret (the subscription's first, from "Create subscription" on the integrations
+ * page, or a rotation's) is shown after a redirect, like a new API key (post/redirect/get: a reload
+ * neither creates a second subscription or rotation nor shows the secret again): the POST keeps it
+ * encrypted for the session's next page (accounts/secret-reveals.ts, in the transaction that made
+ * it) and answers 303 to `…/webhooks/{id}?reveal=<id>`, an id that is not the secret; the GET takes
+ * it out and shows it once, with the creation's handshake outcome.
  */
+
+type SecretKind = 'created' | 'standard' | 'emergency';
+
+/** What a reveal keeps: the secret, which page may show it, and what to say beside it. */
+interface SecretReveal {
+  subscriptionId: string;
+  secret: string;
+  kind: SecretKind;
+  handshake?: HandshakeResult;
+}
+
+/** Keeps a new secret for the session's next page; answers the address to redirect to. */
+export async function stashSubscriptionSecret(
+  tx: Queryable,
+  deps: Deps,
+  user: PageUser,
+  r: SecretReveal,
+): Promise<string> {
+  const id = await stashSecret(tx, deps.keys, {
+    sessionId: user.session.sessionId,
+    kind: 'webhook_secret',
+    secret: JSON.stringify(r),
+    now: deps.clock.now(),
+  });
+  return `${subscriptionPagePath(r.subscriptionId)}?reveal=${id}#secret-title`;
+}
+
+async function takeSubscriptionSecret(
+  deps: Deps,
+  user: PageUser,
+  subscriptionId: string,
+  id: string,
+): Promise<SecretReveal | null> {
+  const kept = await takeSecret(deps.db, deps.keys, {
+    sessionId: user.session.sessionId,
+    kind: 'webhook_secret',
+    id,
+    now: deps.clock.now(),
+  });
+  if (kept === null) return null;
+  const r = JSON.parse(kept) as SecretReveal;
+  return r.subscriptionId === subscriptionId ? r : null;
+}
+
+const REVEAL_NOTICE: Record<SecretKind, string> = {
+  created: 'Webhook subscription created. Copy its signing secret now: it is shown only this once.',
+  standard:
+    'A new secret is waiting for activation (up to 24 hours). Deliveries are still signed with the current one.',
+  emergency:
+    'Emergency rotation done: the old secret no longer signs anything, sending is paused and queued deliveries were skipped. Install the new secret, then re-verify.',
+};
 
 const DONE: Record<string, string> = {
   test_sent: 'A webhook.test event is queued for this subscription; it appears in the delivery log below.',
@@ -121,7 +181,7 @@ interface PageExtras {
   status?: number;
   /** a signing secret to show once: at creation or after a rotation started */
   secret?: string;
-  secretKind?: 'created' | 'standard' | 'emergency';
+  secretKind?: SecretKind;
   handshake?: HandshakeResult;
   bulk?: BulkPreview;
 }
@@ -487,6 +547,30 @@ export function webhookPages(deps: Deps): FastifyPluginAsync {
     app.get<IdParams>(page, async (req, reply) => {
       const user = requireUser(req);
       const q = req.query as Record<string, unknown>;
+      if (typeof q.reveal === 'string') {
+        await loadSub(deps, user, req.params.id);
+        const r = await takeSubscriptionSecret(deps, user, req.params.id, q.reveal);
+        return renderSubscriptionPage(
+          deps,
+          req,
+          reply,
+          user,
+          req.params.id,
+          r
+            ? {
+                secret: r.secret,
+                secretKind: r.kind,
+                handshake: r.handshake,
+                notice: { kind: 'ok', text: REVEAL_NOTICE[r.kind] },
+              }
+            : {
+                notice: {
+                  kind: 'ok',
+                  text: 'The new signing secret was shown once and is not shown again. If you did not copy it, start a rotation below to get another.',
+                },
+              },
+        );
+      }
       const n =
         q.done === 'bulk_resent' && typeof q.n === 'string' && /^\d{1,9}$/.test(q.n) ? Number(q.n) : null;
       const notice: Notice | null =
@@ -570,25 +654,19 @@ export function webhookPages(deps: Deps): FastifyPluginAsync {
             'confirm',
           );
         }
-        const r = await startRotation(deps, {
-          scope: orgOf(user),
-          subscriptionId: req.params.id,
-          emergency,
-        });
-        return renderSubscriptionPage(deps, req, reply, user, req.params.id, {
-          status: 201,
-          secret: r.secret,
-          secretKind: emergency ? 'emergency' : 'standard',
-          notice: emergency
-            ? {
-                kind: 'ok',
-                text: 'Emergency rotation done: the old secret no longer signs anything, sending is paused and queued deliveries were skipped. Install the new secret, then re-verify.',
-              }
-            : {
-                kind: 'ok',
-                text: 'A new secret is waiting for activation (up to 24 hours). Deliveries are still signed with the current one.',
-              },
-        });
+        let to = '';
+        await startRotation(
+          deps,
+          { scope: orgOf(user), subscriptionId: req.params.id, emergency },
+          async (tx, r) => {
+            to = await stashSubscriptionSecret(tx, deps, user, {
+              subscriptionId: req.params.id,
+              secret: r.secret,
+              kind: emergency ? 'emergency' : 'standard',
+            });
+          },
+        );
+        return seeOther(reply, to);
       } catch (err) {
         return renderSubscriptionPage(deps, req, reply, user, req.params.id, formError(err));
       }
