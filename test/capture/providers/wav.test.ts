@@ -72,8 +72,8 @@ test('a 48 kHz recording is written at 16 kHz: one sample per three, the tones k
   assert.equal(agent.readUInt32LE(24), 16000);
   assert.equal(agent.length, customer.length);
   assert.ok(Math.abs((agent.length - 44) / 2 / 16000 - 1) < 0.05, `${agent.length} bytes`);
-  // a 440 Hz sine at half scale: its rising zero crossings in the middle half second, and its peak,
-  // survive the averaging
+  // a 440 Hz voiced tone peaking near half scale: its rising zero crossings in the middle half
+  // second, and its peak, survive the averaging
   let rising = 0;
   let peak = 0;
   for (let i = 4000; i < 12000; i++) {
@@ -83,7 +83,7 @@ test('a 48 kHz recording is written at 16 kHz: one sample per three, the tones k
   }
   assert.ok(Math.abs(rising * 2 - 440) <= 4, `${rising * 2} Hz`);
   assert.ok(peak > 0.45 * 32767 && peak < 0.52 * 32767, `peak ${peak}`);
-  assert.deepEqual(r.windows[0]!.audible, [true, false]);
+  assert.deepEqual(r.windows[0]!.speech, [true, false]);
 });
 
 test('the resampler streams: chunks give the same samples as one piece; each is the mean it covers', () => {
