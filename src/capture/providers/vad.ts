@@ -1,9 +1,10 @@
 import fvad from '@echogarden/fvad-wasm';
 
 /**
- * Voice activity detection for the speech-to-text upload gate (docs/capture.md "Which audio is
- * uploaded", docs/decisions.md): whether a channel's window holds speech, so hum, line hiss, clicks
- * and key tones are not uploaded (speech-to-text models invent words in them) and quiet speech is.
+ * Voice activity detection for the speech-to-text upload gate (docs/capture.md "Voice activity:
+ * which windows are uploaded", docs/decisions.md): whether a channel's window holds speech, so
+ * hum, line hiss, clicks and key tones are not uploaded (speech-to-text models invent words in them)
+ * and quiet speech is.
  *
  * Two stages, frame by frame (30 ms):
  * 1. WebRTC's voice activity detector (libfvad compiled to WebAssembly, @echogarden/fvad-wasm) in
@@ -19,7 +20,9 @@ import fvad from '@echogarden/fvad-wasm';
  *      speech weighs little), with the frame on each side of the run, swing by MIN_SWING_DB or more
  *      between their 10th and 90th percentile, and at least MIN_LOUD_FRAMES of them are within
  *      LOUD_DB of the loudest (a syllable holds its level, a click does not) — per SEGMENT_FRAMES
- *      block of a long run, so one click in an hour of hum does not carry the hum.
+ *      block of a long run, so one click in an hour of hum does not carry the hum. A run's short
+ *      last block is judged with the block before it, and a run goes on across a window's edge:
+ *      a steady noise that stops dead does not swing into the silence after it.
  * A window is speech when MIN_SPEECH_MS of its frames are in counted runs. Deterministic: the same
  * samples give the same answer (test/capture/providers/vad.test.ts holds it to the labelled set in
  * test/fixtures/vad/).
@@ -89,6 +92,8 @@ export class VoiceDetector {
   /** energies of the current run's current block, with the frame before the run */
   private block: number[] = [];
   private blockVoiced = 0;
+  /** the energies of the run's last full block: a short tail is judged with them */
+  private fullBlock: number[] = [];
   private speechFrames = 0;
   private voicedFrames = 0;
   private frames = 0;
@@ -161,7 +166,14 @@ export class VoiceDetector {
    * the end is judged with the next window's samples (or never, at the end of the recording).
    */
   endWindow(): { speech: boolean; speechMs: number; voicedMs: number; ms: number } {
-    this.endRun(null);
+    // a run that goes on into the next window is judged here as far as it got, and goes on with
+    // what it was: the window's edge is not an edge of the sound
+    if (this.runLength > 0 && this.blockVoiced > 0) {
+      this.judgeBlock();
+      this.fullBlock = this.fullBlock.concat(this.block).slice(-(SEGMENT_FRAMES + 1));
+      this.block = [];
+      this.blockVoiced = 0;
+    }
     const r = {
       speech: this.speechFrames * FRAME_MS >= MIN_SPEECH_MS,
       speechMs: this.speechFrames * FRAME_MS,
@@ -187,7 +199,7 @@ export class VoiceDetector {
     this.filled = 0;
     let energy = 0;
     // the swing is measured after pre-emphasis (x[i] - 0.95 x[i-1]): a hum's low harmonics lose
-    // 10-25 dB, speech's formants keep theirs, so speech over hum still swings
+    // 9-24 dB (450 down to 50 Hz), speech's formants keep theirs, so speech over hum still swings
     let emphasised = 0;
     let last = this.lastSample;
     for (let i = 0; i < n; i++) {
@@ -209,12 +221,14 @@ export class VoiceDetector {
       if (this.runLength === 0) {
         this.block = this.prevDb === null ? [] : [this.prevDb];
         this.blockVoiced = 0;
+        this.fullBlock = [];
       }
       this.runLength++;
       this.block.push(db);
       this.blockVoiced++;
       if (this.blockVoiced === SEGMENT_FRAMES) {
         this.judgeBlock();
+        this.fullBlock = this.block;
         this.block = [db];
         this.blockVoiced = 0;
       }
@@ -230,18 +244,24 @@ export class VoiceDetector {
     this.runLength = 0;
     this.block = [];
     this.blockVoiced = 0;
+    this.fullBlock = [];
   }
 
   /** Counts the block's voiced frames as speech when its run is long enough and its energy swings. */
   private judgeBlock(): void {
     if (this.runLength < this.minRun) return;
-    const v = this.block.slice().sort((a, b) => a - b);
+    // the tail of a long run is judged with the block before it: a steady noise that stops dead
+    // would otherwise swing from its few last frames to the silence after it
+    const v = (
+      this.blockVoiced < SEGMENT_FRAMES ? this.fullBlock.concat(this.block) : this.block.slice()
+    ).sort((a, b) => a - b);
     const lo = v[Math.floor(0.1 * (v.length - 1))]!;
     const hi = v[Math.ceil(0.9 * (v.length - 1))]!;
     if (hi - lo < MIN_SWING_DB) return;
     // a click is one loud frame and the detector's hangover: speech holds its level for a syllable
     const top = v[v.length - 1]!;
     let loud = 0;
+    // counted in the block's own frames: the silent hangover after a noise that stops dead is not speech
     for (const db of this.block) if (db >= top - LOUD_DB) loud++;
     if (loud >= MIN_LOUD_FRAMES) this.speechFrames += this.blockVoiced;
   }

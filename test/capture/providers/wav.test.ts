@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
+import { Mp3Encoder } from '@breezystack/lamejs';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { AreaResampler, renewDecoder, splitStereoMp3 } from '../../../src/capture/providers/wav.ts';
 import { INBOUND_TONES, stereoMp3 } from '../../helpers/stereo-mp3.ts';
@@ -108,4 +110,55 @@ test('the resampler streams: chunks give the same samples as one piece; each is 
   assert.deepEqual([...o.subarray(0, 2)], [2, 5]);
   // the rest (7 alone: a third of an output sample) is under half a sample: dropped at the end
   assert.equal(three.flush(o), 0);
+});
+
+/** An 8 kHz clip of the labelled voice-activity set (test/fixtures/vad/), as samples. */
+function clip(file: string): Int16Array {
+  const wav = readFileSync(new URL(`../../fixtures/vad/${file}`, import.meta.url));
+  const pcm = new Int16Array(wav.length / 2 - 22);
+  for (let i = 0; i < pcm.length; i++) pcm[i] = wav.readInt16LE(44 + i * 2);
+  return pcm;
+}
+
+/** A two-channel 8 kHz MP3 of the given samples (the shorter channel padded with silence). */
+function mp3Of(left: Int16Array, right: Int16Array): Buffer {
+  const n = Math.max(left.length, right.length);
+  const l = new Int16Array(n);
+  const r = new Int16Array(n);
+  l.set(left);
+  r.set(right);
+  const enc = new Mp3Encoder(2, 8000, 32);
+  const parts: Uint8Array[] = [];
+  for (let i = 0; i < n; i += 1152 * 8)
+    parts.push(enc.encodeBuffer(l.subarray(i, i + 1152 * 8), r.subarray(i, i + 1152 * 8)));
+  parts.push(enc.flush());
+  return Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)));
+}
+
+test('the gate is voice activity: speech on one channel is marked, mains hum and key tones on the other are not', async () => {
+  const hum = await split(mp3Of(clip('speech-en.wav'), clip('hum-60-loud.wav')), 'vad-hum');
+  assert.equal(hum.sampleRate, 8000);
+  assert.deepEqual(hum.windows[0]!.speech, [true, false]);
+  const keys = await split(mp3Of(clip('dtmf.wav'), clip('quiet-speech-42.wav')), 'vad-dtmf');
+  assert.deepEqual(keys.windows[0]!.speech, [false, true]);
+});
+
+test('each window is judged on its own: silence, then speech, in 2-second windows', async () => {
+  const left = new Int16Array(16000 + clip('speech-es.wav').length);
+  left.set(clip('speech-es.wav'), 16000);
+  const out = join(dir, 'vad-windows');
+  await mkdir(out);
+  const r = await splitStereoMp3('test', Readable.from([mp3Of(left, clip('hiss-line.wav'))]), out, {
+    ...limits,
+    maxWindowSeconds: 2,
+  });
+  assert.deepEqual(
+    r.windows.map((w) => w.speech),
+    [
+      [false, false],
+      [true, false],
+      [true, false],
+      [false, false], // 0.3 s of the encoder's padding and the clip's silence
+    ],
+  );
 });
