@@ -1,5 +1,5 @@
 /**
- * Real MP3s for the speech-to-text paths, encoded with lamejs: each channel a pure sine tone, so a
+ * Real MP3s for the speech-to-text paths, encoded with lamejs: each channel a voiced tone (tone()), so a
  * fake provider can tell the channels apart after decoding (test/helpers/fake-providers.ts maps a
  * tone to a transcript). Who is on which channel is the caller's to say (`left` = channel 0,
  * `right` = channel 1): Twilio records a two-leg call with the PARENT leg on channel 0 and the
@@ -22,10 +22,23 @@ export interface ToneOptions {
   kbps?: number;
 }
 
+/**
+ * A tone the speech-to-text gate takes for speech (src/capture/providers/vad.ts): a steady sine is
+ * what a voice activity detector is there to refuse (a hum), so the tone carries two weak harmonics
+ * (2nd at 0.12, 3rd at 0.08 of the fundamental: still one rising crossing per period for toneOf)
+ * and swells and fades four times a second like syllables (0.3 to 1.0; at full swell on every
+ * quarter second, where the tests start their spans), peaking near half scale.
+ */
 function tone(hz: number | null, n: number, rate: number): Int16Array {
   const out = new Int16Array(n);
   if (hz === null) return out;
-  for (let i = 0; i < n; i++) out[i] = Math.round(Math.sin((2 * Math.PI * hz * i) / rate) * 0.5 * 32767);
+  for (let i = 0; i < n; i++) {
+    const p = (2 * Math.PI * hz * i) / rate;
+    const swell = 0.65 + 0.35 * Math.cos((2 * Math.PI * 4 * i) / rate);
+    out[i] = Math.round(
+      (Math.sin(p) + 0.12 * Math.sin(2 * p) + 0.08 * Math.sin(3 * p)) * swell * 0.5 * 32767,
+    );
+  }
   return out;
 }
 

@@ -8,9 +8,10 @@
  * found anywhere in any spelling (as said, digits run together, grouped in fours with spaces or
  * dashes, the groups said, spoken as English digit words), nor in a dump of every row of every
  * table of the database as text. The stored recording is decoded: over every redacted item it is
- * silent on the speaker's channel (every sample below AUDIBLE, -60 dBFS, the level below which the
- * transcribe stage's silence gate calls a channel silent, src/capture/providers/wav.ts). Once ours
- * is stored, the carrier's copy is deleted.
+ * silent on the speaker's channel — below the voice activity detector's threshold (the gate that
+ * decides what is sent to speech-to-text, src/capture/providers/vad.ts: not one frame voiced there,
+ * where it hears both sides before the first word) and, stricter, every sample below AUDIBLE
+ * (-60 dBFS). Once ours is stored, the carrier's copy is deleted.
  */
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -18,6 +19,7 @@ import { after, before, test } from 'node:test';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { loadPiiSet } from '../../bench/redaction-score.ts';
 import { captureProvidersFromConfig } from '../../src/capture/jobs/providers.ts';
+import { VoiceDetector } from '../../src/capture/providers/vad.ts';
 import { numberAtom, readGroups } from '../../src/capture/redaction/numbers.ts';
 import { downloadStage } from '../../src/capture/telephony/twilio/download.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -223,6 +225,19 @@ async function decodeStored(key: string): Promise<{ ch: Float32Array[]; rate: nu
   }
 }
 
+/** What the voice activity detector hears in [from, to) s of a decoded channel: voiced and speech ms. */
+async function heard(c: Float32Array, rate: number, from: number, to: number) {
+  const part = c.subarray(Math.floor(from * rate), Math.ceil(to * rate));
+  const pcm = Int16Array.from(part, (x) => Math.round(Math.max(-1, Math.min(1, x)) * 32767));
+  const d = await VoiceDetector.create(rate);
+  try {
+    d.push(pcm);
+    return d.endWindow();
+  } finally {
+    d.close();
+  }
+}
+
 const peak = (c: Float32Array, rate: number, from: number, to: number) =>
   c.subarray(Math.floor(from * rate), Math.ceil(to * rate)).reduce((m, v) => Math.max(m, Math.abs(v)), 0);
 
@@ -349,12 +364,17 @@ test('the PII set through Twilio, speech-to-text with word times, analysis, even
       const { start, end } = spanOf(item.line, item.value);
       const channel = item.line.speaker === 'customer' ? 0 : 1;
       const p = peak(ch[channel], rate, start, end);
-      if (p >= AUDIBLE)
-        loud.push(`${item.kind} '${item.value}' at ${start.toFixed(2)}-${end.toFixed(2)} s: ${p}`);
+      const v = await heard(ch[channel]!, rate, start, end);
+      if (p >= AUDIBLE || v.voicedMs > 0)
+        loud.push(
+          `${item.kind} '${item.value}' at ${start.toFixed(2)}-${end.toFixed(2)} s: peak ${p}, voiced ${v.voicedMs} ms`,
+        );
     }
     assert.deepEqual(loud, [], `call ${c.id} (${c.provider})`);
     // the test can fail: before the first word (0.5 s), far from any silenced span, both sides are heard
     assert.ok(peak(ch[0], rate, 0.2, 0.33) > 0.2 && peak(ch[1], rate, 0.2, 0.33) > 0.2);
+    for (const side of [0, 1])
+      assert.ok((await heard(ch[side]!, rate, 0, 0.5)).voicedMs > 0, `side ${side} heard`);
     // the carrier's copy went once ours was stored
     assert.equal(t.fake.recordings.get(c.recordingSid)?.deleted, true, `call ${c.id}: deleted at Twilio`);
   }

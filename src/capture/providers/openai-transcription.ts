@@ -188,7 +188,7 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
           for (const [wi, w] of split.windows.entries()) {
             const answers = await Promise.all(
               ([0, 1] as const).map((ch) =>
-                w.audible[ch]
+                w.speech[ch]
                   ? upload(
                       w.wavs?.[ch] ?? w.files[ch],
                       `${speakers[ch]}-${wi}.wav`,

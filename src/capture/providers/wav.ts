@@ -3,6 +3,7 @@ import { endianness } from 'node:os';
 import type { Readable } from 'node:stream';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { ProviderError } from './types.ts';
+import { VoiceDetector } from './vad.ts';
 
 /**
  * Splits a dual-channel MP3 (one side of the call per channel, src/domain/recording-channels.ts)
@@ -10,13 +11,12 @@ import { ProviderError } from './types.ts';
  * WebAssembly) and each chunk's samples are appended to the current window's two files, so memory
  * holds one decoded chunk, never the recording. A source above 16 kHz is resampled to 16 kHz
  * (MAX_OUTPUT_RATE) on the way. A channel longer than one window is cut into consecutive windows (no overlap);
- * the caller offsets each window's timestamps by its start. A window in which a channel stays below
- * SILENCE_PEAK is marked silent, so it is not uploaded (speech-to-text models invent words in silence).
+ * the caller offsets each window's timestamps by its start. Each channel's samples also go through a
+ * voice activity detector (vad.ts): a window in which a channel holds no speech is marked so, and is
+ * not uploaded (speech-to-text models invent words in silence, hum and hiss).
  */
 
 export const WAV_HEADER_BYTES = 44;
-/** Peak below which a window counts as silence: -60 dBFS. */
-const SILENCE_PEAK = 0.001;
 
 export interface ChannelWindow {
   /** seconds from the start of the recording */
@@ -25,8 +25,8 @@ export interface ChannelWindow {
   files: [string, string];
   /** [agent, customer] WAV bytes of a window kept in memory (limits.memoryBytes): no file was written */
   wavs?: [Buffer, Buffer];
-  /** whether each channel has anything above SILENCE_PEAK in this window */
-  audible: [boolean, boolean];
+  /** whether each channel holds speech in this window (vad.ts): only those are uploaded */
+  speech: [boolean, boolean];
 }
 
 export interface SplitResult {
@@ -43,7 +43,6 @@ interface OpenWindow {
   fhs: [Awaited<ReturnType<typeof open>>, Awaited<ReturnType<typeof open>>] | null;
   /** each channel's PCM so far while the window is in memory (fhs null) */
   pcm: [Buffer[], Buffer[]];
-  peaks: [number, number];
   samples: number;
 }
 
@@ -70,10 +69,11 @@ export async function splitStereoMp3(
   let windowSamples = 0;
   let total = 0;
   let resamplers: [AreaResampler, AreaResampler] | null = null;
+  let detectors: [VoiceDetector, VoiceDetector] | null = null;
   const scratch = [new PcmScratch(), new PcmScratch()] as const;
 
   const closeWindow = async (o: OpenWindow) => {
-    for (const ch of [0, 1] as const) o.w.audible[ch] = o.peaks[ch] >= SILENCE_PEAK;
+    for (const ch of [0, 1] as const) o.w.speech[ch] = detectors?.[ch].endWindow().speech ?? false;
     if (!o.fhs) {
       const header = wavHeader(sampleRate, o.samples);
       o.w.wavs = [Buffer.concat([header, ...o.pcm[0]]), Buffer.concat([header, ...o.pcm[1]])];
@@ -100,9 +100,9 @@ export async function splitStereoMp3(
   const openWindow = async (): Promise<OpenWindow> => {
     const i = windows.length;
     const files: [string, string] = [`${dir}/agent-${i}.wav`, `${dir}/customer-${i}.wav`];
-    const w: ChannelWindow = { offset: (i * windowSamples) / sampleRate, files, audible: [false, false] };
+    const w: ChannelWindow = { offset: (i * windowSamples) / sampleRate, files, speech: [false, false] };
     windows.push(w);
-    const o: OpenWindow = { w, fhs: null, pcm: [[], []], peaks: [0, 0], samples: 0 };
+    const o: OpenWindow = { w, fhs: null, pcm: [[], []], samples: 0 };
     if (memoryBytes <= WAV_HEADER_BYTES) await toDisk(o);
     return o;
   };
@@ -118,8 +118,7 @@ export async function splitStereoMp3(
         if (fhs) await fhs[ch].write(scratch[ch].bytes, at * 2, k * 2);
         // a copy: the scratch buffer is reused by the next chunk
         else cur.pcm[ch].push(Buffer.from(scratch[ch].bytes.subarray(at * 2, (at + k) * 2)));
-        const peak = scratch[ch].peak(at, k);
-        if (peak > cur.peaks[ch]) cur.peaks[ch] = peak;
+        detectors?.[ch].push(scratch[ch].int16(), at, k);
       }
       cur.samples += k;
       at += k;
@@ -140,6 +139,7 @@ export async function splitStereoMp3(
         sampleRate = Math.min(rate, MAX_OUTPUT_RATE);
         if (sampleRate !== rate)
           resamplers = [new AreaResampler(rate / sampleRate), new AreaResampler(rate / sampleRate)];
+        detectors = [await VoiceDetector.create(sampleRate), await VoiceDetector.create(sampleRate)];
         const byBytes = Math.floor((limits.maxWindowBytes - WAV_HEADER_BYTES) / 2);
         windowSamples = Math.min(Math.floor(limits.maxWindowSeconds * sampleRate), byBytes);
       } else if (rate !== sourceRate) {
@@ -181,6 +181,7 @@ export async function splitStereoMp3(
     throw err;
   } finally {
     giveBackDecoder(decoder, decoderHealthy);
+    if (detectors) for (const d of detectors) d.close();
   }
   if (sampleRate === 0)
     throw new ProviderError(provider, 'fatal', 'the recording holds no MP3 audio that could be decoded');
@@ -298,15 +299,12 @@ class PcmScratch {
     return this.fill(this.floats.subarray(0, n));
   }
 
-  /** The largest |sample| of samples [from, from + n), on the float scale. */
-  peak(from: number, n: number): number {
-    let peak = 0;
-    for (let i = from; i < from + n; i++) {
-      const v = LITTLE_ENDIAN ? this.samples[i]! : this.bytes.readInt16LE(i * 2);
-      const a = v < 0 ? -v : v;
-      if (a > peak) peak = a;
-    }
-    return peak / 32767;
+  /** The samples as numbers (on a big-endian machine, read from the little-endian bytes). */
+  int16(): Int16Array {
+    if (LITTLE_ENDIAN) return this.samples;
+    const out = new Int16Array(this.samples.length);
+    for (let i = 0; i < out.length; i++) out[i] = this.bytes.readInt16LE(i * 2);
+    return out;
   }
 }
 

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
+import { Mp3Encoder } from '@breezystack/lamejs';
 import { MPEGDecoder } from 'mpg123-decoder';
 import { AreaResampler, renewDecoder, splitStereoMp3 } from '../../../src/capture/providers/wav.ts';
 import { INBOUND_TONES, stereoMp3 } from '../../helpers/stereo-mp3.ts';
@@ -19,7 +21,6 @@ const limits = { maxWindowSeconds: 600, maxWindowBytes: 25 * 1024 * 1024, maxSec
 /** The two WAV files of a one-window split, read back. */
 async function split(mp3: Buffer, name: string, chunk = 4096) {
   const out = join(dir, name);
-  const { mkdir } = await import('node:fs/promises');
   await mkdir(out);
   const parts = [];
   for (let i = 0; i < mp3.length; i += chunk) parts.push(mp3.subarray(i, i + chunk));
@@ -72,8 +73,8 @@ test('a 48 kHz recording is written at 16 kHz: one sample per three, the tones k
   assert.equal(agent.readUInt32LE(24), 16000);
   assert.equal(agent.length, customer.length);
   assert.ok(Math.abs((agent.length - 44) / 2 / 16000 - 1) < 0.05, `${agent.length} bytes`);
-  // a 440 Hz sine at half scale: its rising zero crossings in the middle half second, and its peak,
-  // survive the averaging
+  // a 440 Hz voiced tone peaking near half scale: its rising zero crossings in the middle half
+  // second, and its peak, survive the averaging
   let rising = 0;
   let peak = 0;
   for (let i = 4000; i < 12000; i++) {
@@ -83,7 +84,7 @@ test('a 48 kHz recording is written at 16 kHz: one sample per three, the tones k
   }
   assert.ok(Math.abs(rising * 2 - 440) <= 4, `${rising * 2} Hz`);
   assert.ok(peak > 0.45 * 32767 && peak < 0.52 * 32767, `peak ${peak}`);
-  assert.deepEqual(r.windows[0]!.audible, [true, false]);
+  assert.deepEqual(r.windows[0]!.speech, [true, false]);
 });
 
 test('the resampler streams: chunks give the same samples as one piece; each is the mean it covers', () => {
@@ -165,4 +166,55 @@ test('renewing a decoder releases the old mpg123 handle once: its destroy frees 
     Object.assign(wasm, { malloc, free, mpeg_frame_decoder_destroy: destroy });
     d.free();
   }
+});
+
+/** An 8 kHz clip of the labelled voice-activity set (test/fixtures/vad/), as samples. */
+function clip(file: string): Int16Array {
+  const wav = readFileSync(new URL(`../../fixtures/vad/${file}`, import.meta.url));
+  const pcm = new Int16Array(wav.length / 2 - 22);
+  for (let i = 0; i < pcm.length; i++) pcm[i] = wav.readInt16LE(44 + i * 2);
+  return pcm;
+}
+
+/** A two-channel 8 kHz MP3 of the given samples (the shorter channel padded with silence). */
+function mp3Of(left: Int16Array, right: Int16Array): Buffer {
+  const n = Math.max(left.length, right.length);
+  const l = new Int16Array(n);
+  const r = new Int16Array(n);
+  l.set(left);
+  r.set(right);
+  const enc = new Mp3Encoder(2, 8000, 32);
+  const parts: Uint8Array[] = [];
+  for (let i = 0; i < n; i += 1152 * 8)
+    parts.push(enc.encodeBuffer(l.subarray(i, i + 1152 * 8), r.subarray(i, i + 1152 * 8)));
+  parts.push(enc.flush());
+  return Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)));
+}
+
+test('the gate is voice activity: speech on one channel is marked, mains hum and key tones on the other are not', async () => {
+  const hum = await split(mp3Of(clip('speech-en.wav'), clip('hum-60-loud.wav')), 'vad-hum');
+  assert.equal(hum.sampleRate, 8000);
+  assert.deepEqual(hum.windows[0]!.speech, [true, false]);
+  const keys = await split(mp3Of(clip('dtmf.wav'), clip('quiet-speech-42.wav')), 'vad-dtmf');
+  assert.deepEqual(keys.windows[0]!.speech, [false, true]);
+});
+
+test('each window is judged on its own: silence, then speech, in 2-second windows', async () => {
+  const left = new Int16Array(16000 + clip('speech-es.wav').length);
+  left.set(clip('speech-es.wav'), 16000);
+  const out = join(dir, 'vad-windows');
+  await mkdir(out);
+  const r = await splitStereoMp3('test', Readable.from([mp3Of(left, clip('hiss-line.wav'))]), out, {
+    ...limits,
+    maxWindowSeconds: 2,
+  });
+  assert.deepEqual(
+    r.windows.map((w) => w.speech),
+    [
+      [false, false],
+      [true, false],
+      [true, false],
+      [false, false], // 0.3 s of the encoder's padding and the clip's silence
+    ],
+  );
 });

@@ -1,0 +1,292 @@
+import fvad from '@echogarden/fvad-wasm';
+
+/**
+ * Voice activity detection for the speech-to-text upload gate (docs/capture.md "Voice activity:
+ * which windows are uploaded", docs/decisions.md): whether a channel's window holds speech, so
+ * hum, line hiss, clicks and key tones are not uploaded (speech-to-text models invent words in them)
+ * and quiet speech is.
+ *
+ * Two stages, frame by frame (30 ms):
+ * 1. WebRTC's voice activity detector (libfvad compiled to WebAssembly, @echogarden/fvad-wasm) in
+ *    its most aggressive mode (VAD_MODE 3): a Gaussian mixture over six sub-band energies with a
+ *    noise model that adapts to the line. It runs at 8, 16, 32 or 48 kHz; any other rate (11.025,
+ *    12 kHz MP3s) is brought down to 8 kHz first (area averaging, as wav.ts resamples).
+ * 2. What WebRTC's detector lets through that is not speech, rejected by two checks of our own:
+ *    - key tones: a voiced frame whose energy is mostly one DTMF row tone plus one column tone
+ *      (Goertzel at the eight DTMF frequencies, DTMF_SHARE) is not voice;
+ *    - steadiness: speech rises and falls with its syllables, a hum or a hiss does not. A run of
+ *      voiced frames counts only when it lasts MIN_RUN_MS or more (a click and the detector's own
+ *      hangover make 60-90 ms) and its frame energies (after pre-emphasis, so a hum under the
+ *      speech weighs little), with the frame on each side of the run, swing by MIN_SWING_DB or more
+ *      between their 10th and 90th percentile, and at least MIN_LOUD_FRAMES of them are within
+ *      LOUD_DB of the loudest (a syllable holds its level, a click does not) — per SEGMENT_FRAMES
+ *      block of a long run, so one click in an hour of hum does not carry the hum. A run's short
+ *      last block is judged with the block before it, and a run goes on across a window's edge:
+ *      a steady noise that stops dead does not swing into the silence after it.
+ * A window is speech when MIN_SPEECH_MS of its frames are in counted runs. Deterministic: the same
+ * samples give the same answer (test/capture/providers/vad.test.ts holds it to the labelled set in
+ * test/fixtures/vad/).
+ */
+
+/** WebRTC VAD aggressiveness, 0 (quality) .. 3 (very aggressive): 3 lets the least noise through. */
+export const VAD_MODE = 3;
+/** Frame length: 10, 20 or 30 ms are what WebRTC's detector takes; 30 ms is the fewest calls. */
+export const FRAME_MS = 30;
+/** The shortest run of voiced frames that counts: a click plus the detector's hangover is shorter. */
+export const MIN_RUN_MS = 120;
+/** A counted run's frame energies must swing this much (10th to 90th percentile): speech is not steady. */
+export const MIN_SWING_DB = 6;
+/** A counted block needs this many frames within LOUD_DB of its loudest: a click has one or two. */
+const MIN_LOUD_FRAMES = 3;
+const LOUD_DB = 10;
+/** Long runs are judged in blocks of this many frames (about 1 s). */
+const SEGMENT_FRAMES = 33;
+/** Speech in counted runs a window needs to be uploaded: a short "yes" is 300-400 ms. */
+export const MIN_SPEECH_MS = 240;
+/** A frame is a key tone when one row and one column DTMF tone hold this share of its energy. */
+const DTMF_SHARE = 0.7;
+const DTMF_ROWS = [697, 770, 852, 941];
+const DTMF_COLUMNS = [1209, 1336, 1477, 1633];
+/** The energy, in dB of full scale, of a frame of digital silence (log of 0 is not a number). */
+const FLOOR_DB = -120;
+
+const FVAD_RATES = new Set([8000, 16000, 32000, 48000]);
+
+interface FvadModule {
+  _fvad_new(): number;
+  _fvad_free(h: number): void;
+  _fvad_set_mode(h: number, mode: number): number;
+  _fvad_set_sample_rate(h: number, rate: number): number;
+  _fvad_process(h: number, frame: number, length: number): number;
+  _malloc(n: number): number;
+  _free(p: number): void;
+  HEAP16: Int16Array;
+}
+
+let loading: Promise<FvadModule> | null = null;
+/** One WebAssembly instance per process; each detector is a small libfvad state inside it. */
+function fvadModule(): Promise<FvadModule> {
+  loading ??= fvad() as Promise<FvadModule>;
+  return loading;
+}
+
+/** A streaming voice activity detector for one channel. close() frees it. */
+export class VoiceDetector {
+  private readonly m: FvadModule;
+  private handle: number;
+  private readonly frame: number;
+  private readonly frameLength: number;
+  private readonly rate: number;
+  /** source samples per detector sample, when the source rate is not one WebRTC's detector takes */
+  private readonly ratio: number;
+  private resampleSum = 0;
+  private resampleFilled = 0;
+  private readonly buf: Int16Array;
+  private filled = 0;
+  private lastSample = 0;
+  private readonly cos: Float64Array;
+  private readonly minRun: number;
+  // the current run of voiced frames
+  private prevDb: number | null = null;
+  private runLength = 0;
+  /** energies of the current run's current block, with the frame before the run */
+  private block: number[] = [];
+  private blockVoiced = 0;
+  /** the energies of the run's last full block: a short tail is judged with them */
+  private fullBlock: number[] = [];
+  private speechFrames = 0;
+  private voicedFrames = 0;
+  private frames = 0;
+
+  private constructor(m: FvadModule, sourceRate: number) {
+    this.m = m;
+    this.rate = FVAD_RATES.has(sourceRate) ? sourceRate : 8000;
+    this.ratio = sourceRate / this.rate;
+    if (this.ratio < 1) throw new Error(`voice activity: ${sourceRate} Hz is below 8 kHz`);
+    this.frameLength = (this.rate * FRAME_MS) / 1000;
+    this.handle = m._fvad_new();
+    if (!this.handle) throw new Error('voice activity: libfvad could not allocate a detector');
+    if (
+      m._fvad_set_mode(this.handle, VAD_MODE) !== 0 ||
+      m._fvad_set_sample_rate(this.handle, this.rate) !== 0
+    )
+      throw new Error('voice activity: libfvad refused its settings');
+    this.frame = m._malloc(this.frameLength * 2);
+    this.buf = new Int16Array(this.frameLength);
+    this.cos = Float64Array.from(
+      [...DTMF_ROWS, ...DTMF_COLUMNS],
+      (f) => 2 * Math.cos((2 * Math.PI * f) / this.rate),
+    );
+    this.minRun = Math.ceil(MIN_RUN_MS / FRAME_MS);
+  }
+
+  /** A detector for 16-bit samples at `sampleRate` (8 kHz or more). */
+  static async create(sampleRate: number): Promise<VoiceDetector> {
+    return new VoiceDetector(await fvadModule(), sampleRate);
+  }
+
+  /** Feeds samples [from, from + n) of `samples`. */
+  push(samples: Int16Array, from = 0, n = samples.length - from): void {
+    const end = from + n;
+    if (this.ratio === 1) {
+      for (let i = from; i < end; ) {
+        const k = Math.min(end - i, this.frameLength - this.filled);
+        this.buf.set(samples.subarray(i, i + k), this.filled);
+        this.filled += k;
+        i += k;
+        if (this.filled === this.frameLength) this.processFrame();
+      }
+      return;
+    }
+    // area averaging down to 8 kHz (AreaResampler in wav.ts, on integers)
+    const r = this.ratio;
+    let sum = this.resampleSum;
+    let filled = this.resampleFilled;
+    for (let i = from; i < end; i++) {
+      const x = samples[i]!;
+      let w = 1;
+      while (filled + w >= r) {
+        const take = r - filled;
+        this.buf[this.filled++] = Math.round((sum + x * take) / r);
+        if (this.filled === this.frameLength) this.processFrame();
+        sum = 0;
+        filled = 0;
+        w -= take;
+      }
+      sum += x * w;
+      filled += w;
+    }
+    this.resampleSum = sum;
+    this.resampleFilled = filled;
+  }
+
+  /**
+   * Ends a window (the samples pushed since the last call): whether it held speech, and how many
+   * milliseconds were voiced by WebRTC's detector alone and counted as speech. A partial frame at
+   * the end is judged with the next window's samples (or never, at the end of the recording).
+   */
+  endWindow(): { speech: boolean; speechMs: number; voicedMs: number; ms: number } {
+    // a run that goes on into the next window is judged here as far as it got, and goes on with
+    // what it was: the window's edge is not an edge of the sound
+    if (this.runLength > 0 && this.blockVoiced > 0) {
+      this.judgeBlock();
+      this.fullBlock = this.fullBlock.concat(this.block).slice(-(SEGMENT_FRAMES + 1));
+      this.block = [];
+      this.blockVoiced = 0;
+    }
+    const r = {
+      speech: this.speechFrames * FRAME_MS >= MIN_SPEECH_MS,
+      speechMs: this.speechFrames * FRAME_MS,
+      voicedMs: this.voicedFrames * FRAME_MS,
+      ms: this.frames * FRAME_MS,
+    };
+    this.speechFrames = 0;
+    this.voicedFrames = 0;
+    this.frames = 0;
+    return r;
+  }
+
+  close(): void {
+    if (!this.handle) return;
+    this.m._free(this.frame);
+    this.m._fvad_free(this.handle);
+    this.handle = 0;
+  }
+
+  private processFrame(): void {
+    const buf = this.buf;
+    const n = this.frameLength;
+    this.filled = 0;
+    let energy = 0;
+    // the swing is measured after pre-emphasis (x[i] - 0.95 x[i-1]): a hum's low harmonics lose
+    // 9-24 dB (450 down to 50 Hz), speech's formants keep theirs, so speech over hum still swings
+    let emphasised = 0;
+    let last = this.lastSample;
+    for (let i = 0; i < n; i++) {
+      const x = buf[i]!;
+      energy += x * x;
+      const d = x - 0.95 * last;
+      emphasised += d * d;
+      last = x;
+    }
+    this.lastSample = last;
+    // the heap view is taken anew: a memory growth replaces it
+    this.m.HEAP16.set(buf, this.frame >> 1);
+    const voiced = this.m._fvad_process(this.handle, this.frame, n);
+    if (voiced < 0) throw new Error('voice activity: libfvad refused a frame');
+    const db = emphasised > 0 ? 10 * Math.log10(emphasised / n / (32768 * 32768)) : FLOOR_DB;
+    this.frames++;
+    if (voiced === 1) this.voicedFrames++;
+    if (voiced === 1 && !this.keyTone(energy)) {
+      if (this.runLength === 0) {
+        this.block = this.prevDb === null ? [] : [this.prevDb];
+        this.blockVoiced = 0;
+        this.fullBlock = [];
+      }
+      this.runLength++;
+      this.block.push(db);
+      this.blockVoiced++;
+      if (this.blockVoiced === SEGMENT_FRAMES) {
+        this.judgeBlock();
+        this.fullBlock = this.block;
+        this.block = [db];
+        this.blockVoiced = 0;
+      }
+    } else this.endRun(db);
+    this.prevDb = db;
+  }
+
+  /** Ends the current run (if any), with the energy of the frame after it when there is one. */
+  private endRun(afterDb: number | null): void {
+    if (this.runLength === 0) return;
+    if (afterDb !== null) this.block.push(afterDb);
+    if (this.blockVoiced > 0) this.judgeBlock();
+    this.runLength = 0;
+    this.block = [];
+    this.blockVoiced = 0;
+    this.fullBlock = [];
+  }
+
+  /** Counts the block's voiced frames as speech when its run is long enough and its energy swings. */
+  private judgeBlock(): void {
+    if (this.runLength < this.minRun) return;
+    // the tail of a long run is judged with the block before it: a steady noise that stops dead
+    // would otherwise swing from its few last frames to the silence after it
+    const v = (
+      this.blockVoiced < SEGMENT_FRAMES ? this.fullBlock.concat(this.block) : this.block.slice()
+    ).sort((a, b) => a - b);
+    const lo = v[Math.floor(0.1 * (v.length - 1))]!;
+    const hi = v[Math.ceil(0.9 * (v.length - 1))]!;
+    if (hi - lo < MIN_SWING_DB) return;
+    // a click is one loud frame and the detector's hangover: speech holds its level for a syllable
+    const top = v[v.length - 1]!;
+    let loud = 0;
+    // counted in the block's own frames: the silent hangover after a noise that stops dead is not speech
+    for (const db of this.block) if (db >= top - LOUD_DB) loud++;
+    if (loud >= MIN_LOUD_FRAMES) this.speechFrames += this.blockVoiced;
+  }
+
+  /** Whether the frame in `buf` is a DTMF key tone: one row and one column tone hold most of its energy. */
+  private keyTone(energy: number): boolean {
+    if (energy === 0) return false;
+    const buf = this.buf;
+    const n = this.frameLength;
+    let row = 0;
+    let column = 0;
+    for (let k = 0; k < 8; k++) {
+      const c = this.cos[k]!;
+      let s1 = 0;
+      let s2 = 0;
+      for (let i = 0; i < n; i++) {
+        const s = buf[i]! + c * s1 - s2;
+        s2 = s1;
+        s1 = s;
+      }
+      // |X|² of the tone; a full-frame sine of amplitude A has |X|² = (nA/2)² and energy nA²/2
+      const share = (2 * (s1 * s1 + s2 * s2 - c * s1 * s2)) / (n * energy);
+      if (k < 4) row = Math.max(row, share);
+      else column = Math.max(column, share);
+    }
+    return row + column >= DTMF_SHARE && row >= 0.1 && column >= 0.1;
+  }
+}
