@@ -5,8 +5,9 @@
  *
  *   BENCH_DB_NAME=cc_bench_inbox node bench/explain-inbox.ts [scenario regexp] [--plans]
  *
- * Prints each statement's median execution time over five runs (after one warm-up) and, with --plans,
- * the plan of the last run.
+ * Prints each statement's median execution time over five runs (after one warm-up), the shared buffers
+ * its plan touched (the top node's, a figure the machine's load does not change) and, with --plans, the
+ * plan of the last run.
  */
 import { readBoard } from '../src/capture/board.ts';
 import { readInbox } from '../src/capture/inbox.ts';
@@ -82,7 +83,10 @@ function explaining(name: string): Queryable {
         if (i > 0) times.push(ms);
       }
       times.sort((a, b) => a - b);
-      console.log(`${name.padEnd(34)} ${times[2]!.toFixed(2).padStart(9)} ms (min ${times[0]!.toFixed(2)})`);
+      const buffers = /Buffers: shared hit=(\d+)/.exec(plan)?.[1] ?? '?';
+      console.log(
+        `${name.padEnd(34)} ${times[2]!.toFixed(2).padStart(9)} ms (min ${times[0]!.toFixed(2)}), ${buffers} buffers`,
+      );
       if (plans) console.log(`${sql}\n-- ${JSON.stringify(params)}\n${plan}\n`);
       return db.query(sql, params);
     },
