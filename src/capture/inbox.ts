@@ -10,8 +10,8 @@ import { prefixRange } from './call-list.ts';
  * organization; erased calls never show.
  *
  * Search (InboxQuery.words) is PostgreSQL full-text search (migration 0025): the analysis and
- * transcript of a call (call_analyses.search_vector, stemmed in the call's detected language), the
- * carrier's caller name, and the contacts (name, company, notes, e-mail) whose number is the call's;
+ * transcript of a call (call_analyses.search_vector, stemmed in the call's detected language, searched
+ * through its copy calls.search_vector: migration 0030), the carrier's caller name, and the contacts (name, company, notes, e-mail) whose number is the call's;
  * a phone number in the box also matches the trailing digits of the customer's number. The matching
  * passage comes back as ts_headline with \u0002 … \u0003 around the matched words, for the page
  * to mark up (and escape) itself.
