@@ -305,8 +305,8 @@ async function main() {
       page: true,
     },
     { name: 'board /app/calls/board', on: 'product', paths: ['/app/calls/board'], page: true },
-    // Last: a lead-score sort of the whole organization reads every analysis (docs/decisions.md), and
-    // its backlog of slow requests would spill into the next scenario.
+    // The whole organization by lead score (calls.lead_score and its index, migration 0030; before it
+    // the sort read every analysis, 1 s a page, which is why it runs last).
     { name: 'inbox /app/calls?sort=score', on: 'product', paths: ['/app/calls?sort=score'], page: true },
   ].filter((s) => s.on === 'baseline' || ONLY.test(s.name)) as Scenario[];
 

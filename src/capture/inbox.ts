@@ -10,8 +10,8 @@ import { prefixRange } from './call-list.ts';
  * organization; erased calls never show.
  *
  * Search (InboxQuery.words) is PostgreSQL full-text search (migration 0025): the analysis and
- * transcript of a call (call_analyses.search_vector, stemmed in the call's detected language), the
- * carrier's caller name, and the contacts (name, company, notes, e-mail) whose number is the call's;
+ * transcript of a call (call_analyses.search_vector, stemmed in the call's detected language, searched
+ * through its copy calls.search_vector: migration 0030), the carrier's caller name, and the contacts (name, company, notes, e-mail) whose number is the call's;
  * a phone number in the box also matches the trailing digits of the customer's number. The matching
  * passage comes back as ts_headline with \u0002 … \u0003 around the matched words, for the page
  * to mark up (and escape) itself.
@@ -48,15 +48,17 @@ interface Conditions {
   /** the WHERE of calls c, without the view's review status */
   where: string[];
   params: unknown[];
-  /** the CTE `hits (id)` when searching, else '' */
-  hits: string;
+  /** when searching: the statement of the matching calls' narrow rows (`matched`), else null */
+  matched: string | null;
   /** the parameter of the search words, for ts_headline */
   wordsParam: string | null;
 }
 
 /** The expression of calls_caller_name_search_idx (migration 0025), for the index to be used. */
-const NAME_VECTOR = `(to_tsvector('simple', coalesce(n.caller_name, '')) || call_search_org(n.organization_id))`;
+const NAME_VECTOR = `(to_tsvector('simple', coalesce(c.caller_name, '')) || call_search_org(c.organization_id))`;
 const CONTACT_TEXT = `concat_ws(' ', k.first_name, k.last_name, k.company, k.notes, k.email)`;
+/** What a search reads of each matching call: for the counts (review status) and the sorts. */
+const MATCHED_COLUMNS = 'c.id, c.organization_id, c.review_status, c.created_at, c.lead_score';
 
 function conditions(scope: TenantScope, q: InboxQuery): Conditions {
   const params: unknown[] = [scope.organizationId, scope.environment];
@@ -69,6 +71,9 @@ function conditions(scope: TenantScope, q: InboxQuery): Conditions {
   if (q.to) where.push(`c.created_at <= ${p(q.to)}::timestamptz`);
   if (q.direction) where.push(`c.direction = ${p(q.direction)}::text`);
   if (q.status) where.push(`c.crm_status = ${p(q.status)}::text`);
+  const all = where.join(' AND ');
+  // Each way a call matches reads the matching calls' narrow rows directly (an index each), the
+  // filters applied: no second read of a match by primary key.
   const parts: string[] = [];
   let wordsParam: string | null = null;
   if (q.words) {
@@ -76,46 +81,43 @@ function conditions(scope: TenantScope, q: InboxQuery): Conditions {
     // The words AND the organization's lexeme: the GIN indexes find this organization's matches only.
     const tsq = `call_search_query(${wordsParam}::text, $1::uuid)`;
     parts.push(
-      `SELECT ca.call_id AS id FROM call_analyses ca WHERE ca.organization_id = $1 AND ca.search_vector @@ ${tsq}`,
-      `SELECT n.id FROM calls n WHERE n.organization_id = $1 AND n.erased_at IS NULL AND n.caller_name IS NOT NULL
-         AND ${NAME_VECTOR} @@ ${tsq}`,
-      `SELECT m.id FROM contacts k JOIN calls m ON m.organization_id = k.organization_id AND m.environment = k.environment
-         AND m.erased_at IS NULL
-         AND m.customer_phone_rdigits = reverse(regexp_replace(k.phone_e164, '[^0-9]', '', 'g'))
-        WHERE k.organization_id = $1 AND k.environment = $2 AND k.phone_e164 IS NOT NULL
+      // the analysis and transcript (calls.search_vector, a copy of the analysis', migration 0030)
+      `SELECT ${MATCHED_COLUMNS} FROM calls c WHERE ${all} AND c.search_vector @@ ${tsq}`,
+      `SELECT ${MATCHED_COLUMNS} FROM calls c WHERE ${all} AND c.caller_name IS NOT NULL AND ${NAME_VECTOR} @@ ${tsq}`,
+      `SELECT ${MATCHED_COLUMNS} FROM contacts k JOIN calls c ON c.organization_id = k.organization_id
+         AND c.environment = k.environment
+         AND c.customer_phone_rdigits = reverse(regexp_replace(k.phone_e164, '[^0-9]', '', 'g'))
+        WHERE ${all} AND k.organization_id = $1 AND k.environment = $2 AND k.phone_e164 IS NOT NULL
           AND to_tsvector('simple', ${CONTACT_TEXT}) @@ call_search_query(${wordsParam}::text)`,
     );
   }
   for (const digits of q.phoneDigits ?? []) {
     const [from, below] = prefixRange(digits.split('').reverse().join(''));
-    parts.push(`SELECT d.id FROM calls d WHERE d.organization_id = $1 AND d.erased_at IS NULL
-      AND d.customer_phone_rdigits ~>=~ ${p(from)}::text AND d.customer_phone_rdigits ~<~ ${p(below)}::text`);
+    parts.push(`SELECT ${MATCHED_COLUMNS} FROM calls c WHERE ${all}
+      AND c.customer_phone_rdigits ~>=~ ${p(from)}::text AND c.customer_phone_rdigits ~<~ ${p(below)}::text`);
   }
-  const hits = parts.length > 0 ? `WITH hits AS (${parts.join(' UNION ')})` : '';
-  if (hits) where.push('c.id IN (SELECT id FROM hits)');
-  return { where, params, hits, wordsParam };
+  const matched = parts.length > 0 ? parts.join(' UNION ') : null;
+  return { where, params, matched, wordsParam };
 }
 
-const ORDER: Record<InboxQuery['sort'], { inner: string; outer: string }> = {
-  newest: { inner: 'c.created_at DESC, c.id DESC', outer: 'c.created_at DESC, c.id DESC' },
-  oldest: { inner: 'c.created_at ASC, c.id ASC', outer: 'c.created_at ASC, c.id ASC' },
-  score: {
-    inner: 'sort_score DESC NULLS LAST, c.created_at DESC, c.id DESC',
-    outer: 'c.sort_score DESC NULLS LAST, c.created_at DESC, c.id DESC',
-  },
+const ORDER: Record<InboxQuery['sort'], string> = {
+  newest: 'c.created_at DESC, c.id DESC',
+  oldest: 'c.created_at ASC, c.id ASC',
+  // calls.lead_score (the analysis', migration 0030): calls_org_score_created_idx walks it
+  score: 'c.lead_score DESC NULLS LAST, c.created_at DESC, c.id DESC',
 };
 
 /**
  * One page of the inbox (limit + 1 rows read, so hasMore is exact) and the count of every view (the
- * filters and search applied, the view not), in ONE statement: the search's matches (`hits`) are found
- * once for both.
+ * filters and search applied, the view not), in ONE statement: the search's matches (`matched`) are
+ * found once for both.
  */
 export async function readInbox(
   db: Queryable,
   scope: TenantScope,
   q: InboxQuery,
 ): Promise<{ rows: InboxRow[]; hasMore: boolean; counts: InboxCounts }> {
-  const { where, params, hits, wordsParam } = conditions(scope, q);
+  const { where, params, matched, wordsParam } = conditions(scope, q);
   const all = where.join(' AND ');
   const review = reviewStatusOfView(q.view);
   const pageWhere = [...where];
@@ -126,21 +128,15 @@ export async function readInbox(
   params.push(q.limit + 1, (q.page - 1) * q.limit);
   const [limit, offset] = [`$${params.length - 1}::int`, `$${params.length}::bigint`];
   const order = ORDER[q.sort];
-  // The lead score sort reads each candidate's analysis; the others find the page on the calls
-  // indexes alone and read the page's analyses by primary key.
-  // With a search the page comes from `matched` (its view condition only; the rest was applied there).
-  const cond = hits ? (review ? [pageWhere[pageWhere.length - 1]] : ['true']) : pageWhere;
-  const scored = (from: string, cols: string) =>
-    q.sort === 'score'
-      ? `SELECT ${cols}, (sa.analysis ->> 'lead_score')::numeric AS sort_score FROM ${from}
-           LEFT JOIN call_analyses sa ON sa.call_id = c.id AND sa.organization_id = c.organization_id
-          WHERE ${cond.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`
-      : `SELECT ${cols} FROM ${from} WHERE ${cond.join(' AND ')} ORDER BY ${order.inner} LIMIT ${limit} OFFSET ${offset}`;
-  // A search sorts its matches' narrow rows (`matched`), then reads the page's calls by primary key.
-  const inner = hits
-    ? `SELECT c.*${q.sort === 'score' ? ', p.sort_score' : ''} FROM (${scored('matched c', q.sort === 'score' ? 'c.id' : 'c.id, c.created_at')}) p
+  // Every sort finds the page on a calls index (the lead score is calls.lead_score) and reads the
+  // page's analyses by primary key. With a search the page comes from `matched` (its view condition
+  // only; the rest was applied there): its narrow rows sorted, then the page's calls by primary key.
+  const cond = matched ? (review ? [pageWhere[pageWhere.length - 1]] : ['true']) : pageWhere;
+  const inner = matched
+    ? `SELECT c.* FROM (SELECT c.id, c.created_at, c.lead_score FROM matched c WHERE ${cond.join(' AND ')}
+         ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}) p
          JOIN calls c ON c.id = p.id`
-    : scored('calls c', 'c.*');
+    : `SELECT c.* FROM calls c WHERE ${cond.join(' AND ')} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
   const passage = wordsParam
     ? `CASE WHEN ca.search_vector @@ call_search_query(${wordsParam}::text) THEN ts_headline(call_search_config(ca.language),
          call_search_text(ca.analysis, ca.transcript_original), call_search_query(${wordsParam}::text),
@@ -151,7 +147,7 @@ export async function readInbox(
   // a search, the matching calls are read once (`matched`) and counted and paged from there.
   const capped = (cond: string) =>
     `(SELECT count(*) FROM (SELECT 1 FROM calls c WHERE ${all}${cond} LIMIT ${COUNT_CAP + 1}) x)`;
-  const countsSql = hits
+  const countsSql = matched
     ? `SELECT count(*) FILTER (WHERE c.review_status = 'needs_review') AS n_needs_review,
               count(*) FILTER (WHERE c.review_status = 'needs_decision') AS n_needs_decision,
               count(*) FILTER (WHERE c.review_status = 'new') AS n_new, count(*) AS n_all
@@ -159,15 +155,10 @@ export async function readInbox(
     : `SELECT ${capped(" AND c.review_status = 'needs_review'")} AS n_needs_review,
               ${capped(" AND c.review_status = 'needs_decision'")} AS n_needs_decision,
               ${capped(" AND c.review_status = 'new'")} AS n_new, ${capped('')} AS n_all`;
-  const sql = `${
-    hits
-      ? `${hits}, matched AS MATERIALIZED (
-      SELECT c.id, c.organization_id, c.review_status, c.created_at FROM calls c WHERE ${all}),`
-      : 'WITH'
-  }
+  const sql = `${matched ? `WITH matched AS MATERIALIZED (${matched}),` : 'WITH'}
     counts AS (${countsSql}
     ), page AS (
-    SELECT row_number() OVER (ORDER BY ${order.outer}) AS rn,
+    SELECT row_number() OVER (ORDER BY ${order}) AS rn,
            c.id, c.direction, c.customer_phone_e164, c.customer_phone_national, c.caller_name, c.crm_status,
            c.review_status, c.processing_state, c.recording_state, c.outbound_lifecycle, c.duration,
            c.trashed_at IS NOT NULL AS trashed, c.created_at,
