@@ -62,9 +62,10 @@ const NEWEST_FIRST = 'ORDER BY c.created_at DESC, c.id DESC';
  * when several calls share a created_at. Fetches limit + 1 rows so has_more is exact.
  *
  * `org` and `env` are the SQL expressions of the scope (listCalls passes '$1', '$2'); the filters'
- * parameters are numbered from `first`. Page 1 uses a constant-capped subquery. Later pages are a deferred join:
- * the page's (id, created_at) are found with OFFSET on the organization's index alone (an index-only
- * scan: the skipped calls' rows are never read), then only the page's calls are read by primary key.
+ * parameters are numbered from `first`. Page 1 uses a constant-capped subquery. Later pages find their
+ * first call with OFFSET on the organization's index alone (an index-only scan: the skipped calls'
+ * rows are never read), then read the page as one range scan of that index from there (with a phone
+ * filter: a deferred join, the page's calls read by primary key).
  * Both caps are the constant MAX_LIMIT + 1 and only the outer LIMIT is a parameter, so every filter
  * combination's generic plan estimates one page of rows and PostgreSQL keeps it instead of planning
  * each request (with a LIMIT parameter it costed 10 % of the organization's calls). Why these shapes:
