@@ -192,7 +192,12 @@ test('later pages keep the filters and the tie order: each page starts where the
     { id: id(6), createdAt: at('2026-06-14T00:00:00Z'), crmStatus: 'qualified' },
     { id: id(7), createdAt: at('2026-06-13T18:00:00Z'), crmStatus: 'new' },
     { id: id(8), createdAt: at('2026-06-12T12:00:00Z'), crmStatus: 'new' },
-    { id: id(9), createdAt: at('2026-06-12T06:00:00Z'), crmStatus: 'qualified', erasedAt: at('2026-06-20T00:00:00Z') },
+    {
+      id: id(9),
+      createdAt: at('2026-06-12T06:00:00Z'),
+      crmStatus: 'qualified',
+      erasedAt: at('2026-06-20T00:00:00Z'),
+    },
   ]);
   const walk = async (query: string, limit: number) => {
     const seen = [];
