@@ -177,6 +177,42 @@ test('calls are listed newest first, created_at ties broken by call_id descendin
   assert.deepEqual(pages, [ids[4], ids[2], ids[3], ids[1], ids[0]]);
 });
 
+test('later pages keep the filters and the tie order: each page starts where the previous one ended', async () => {
+  // Pages after the first read from their first call on (capture/call-list.ts): the calls between
+  // two pages' calls that the filters exclude (another status, erased) must stay excluded, and a
+  // created_at shared across a page boundary must neither repeat nor lose a call.
+  const tie = at('2026-06-13T12:00:00.000Z');
+  const id = (n: number) => `00000000-0000-4000-8000-0000000a000${n}`;
+  const { key, ids } = await orgWithCalls([
+    { id: id(1), createdAt: tie, crmStatus: 'qualified' },
+    { id: id(2), createdAt: tie, crmStatus: 'new' },
+    { id: id(3), createdAt: tie, crmStatus: 'qualified', erasedAt: at('2026-06-20T00:00:00Z') },
+    { id: id(4), createdAt: tie, crmStatus: 'qualified' },
+    { id: id(5), createdAt: at('2026-06-12T00:00:00Z'), crmStatus: 'qualified' },
+    { id: id(6), createdAt: at('2026-06-14T00:00:00Z'), crmStatus: 'qualified' },
+    { id: id(7), createdAt: at('2026-06-13T18:00:00Z'), crmStatus: 'new' },
+    { id: id(8), createdAt: at('2026-06-12T12:00:00Z'), crmStatus: 'new' },
+    {
+      id: id(9),
+      createdAt: at('2026-06-12T06:00:00Z'),
+      crmStatus: 'qualified',
+      erasedAt: at('2026-06-20T00:00:00Z'),
+    },
+  ]);
+  const walk = async (query: string, limit: number) => {
+    const seen = [];
+    for (let page = 2; page <= 5; page++)
+      seen.push(...idsOf((await list(key, `?${query}&limit=${limit}&page=${page}`)).body));
+    return [...idsOf((await list(key, `?${query}&limit=${limit}`)).body), ...seen];
+  };
+  const qualified = [ids[5], ids[3], ids[0], ids[4]];
+  assert.deepEqual(await walk('status=qualified', 1), qualified);
+  assert.deepEqual(await walk('status=qualified', 2), qualified);
+  assert.deepEqual(await walk('dateFrom=2026-06-13&dateTo=2026-06-13', 1), [ids[6], ids[3], ids[1], ids[0]]);
+  const past = (await list(key, '?status=qualified&limit=2&page=3')).body.data;
+  assert.deepEqual([past.items.length, past.has_more], [0, false]);
+});
+
 test('pagination: has_more is exact, also when the last page is full', async () => {
   const rows = Array.from({ length: 4 }, (_, i) => ({ createdAt: at(`2026-06-0${i + 1}T00:00:00Z`) }));
   const { key, ids } = await orgWithCalls(rows);
