@@ -7,6 +7,7 @@ import { AppError } from '../errors.ts';
 import { type IngestCall, lockLiveCall } from './call-record.ts';
 import { completeIfReady, RECORDING_WAIT_MS } from './completion.ts';
 import { enqueueStage } from './jobs/enqueue.ts';
+import type { RunChain } from './jobs/types.ts';
 import { redacted, redactionEnabled, redactStrings, redactText } from './redaction/index.ts';
 import { transcriptTimes } from './transcript-times.ts';
 
@@ -36,6 +37,8 @@ export interface TranscriptInput {
    * the evidence of the analysis. Absent for an adapter's transcript.
    */
   segments?: readonly TranscriptSegment[];
+  /** the transcribe stage's runner, which runs the analysis next itself (./jobs/runner.ts "The chain") */
+  chain?: RunChain;
 }
 
 /**
@@ -105,7 +108,13 @@ export async function queueTranscript(
     ],
     { name: 'capture_queue_transcript_v4' },
   );
-  await enqueueStage(tx, { organizationId: call.organization_id, callId: call.id, stage: 'analyse', now });
+  await enqueueStage(tx, {
+    organizationId: call.organization_id,
+    callId: call.id,
+    stage: 'analyse',
+    now,
+    chain: input.chain,
+  });
 }
 
 async function storedTranscript(tx: Queryable, callId: string): Promise<string | null> {

@@ -4,7 +4,7 @@ import { consentAllowsRecording, type RecordingConsent } from '../../../domain/r
 import { AppError } from '../../../errors.ts';
 import { isUuid } from '../../../ids.ts';
 import { MAX_RECORDING_BYTES } from '../../../recordings/measure.ts';
-import type { StageHandler } from '../../jobs/types.ts';
+import type { RunChain, StageHandler } from '../../jobs/types.ts';
 import { storeRecording } from '../../recording-ingest.ts';
 import { redactionEnabled } from '../../redaction/index.ts';
 import { findAccountBySid } from '../accounts.ts';
@@ -30,7 +30,7 @@ import { fetchRecordingMp3 } from './rest.ts';
 export async function downloadRecording(
   deps: Deps,
   callId: string,
-  opts: { signal?: AbortSignal } = {},
+  opts: { signal?: AbortSignal; chain?: RunChain } = {},
 ): Promise<'stored' | 'skipped' | 'refused'> {
   if (!isUuid(callId)) return 'skipped';
   const { rows } = await deps.db.query<{
@@ -63,6 +63,7 @@ export async function downloadRecording(
   try {
     const { transcriptionQueued } = await storeRecording(deps, callId, media.body, {
       recordingSid: call.recording_sid ?? undefined,
+      chain: opts.chain,
     });
     // No transcription follows (the transcript came first, or none is configured): this file is our
     // final copy; otherwise the transcribe stage deletes the carrier's once it stored the silenced one.
@@ -108,10 +109,10 @@ export const CONSENT_REFUSED_REASON =
  * cancelled with the reason, and the recording is deleted at Twilio. A call whose audio may no
  * longer be stored (erased meanwhile, deleted, no_recording) is cancelled the same way.
  */
-export const downloadStage: StageHandler = async ({ deps, job, signal }) => {
+export const downloadStage: StageHandler = async ({ deps, job, signal, chain }) => {
   let outcome: Awaited<ReturnType<typeof downloadRecording>>;
   try {
-    outcome = await downloadRecording(deps, job.callId, { signal });
+    outcome = await downloadRecording(deps, job.callId, { signal, chain });
   } catch (err) {
     if (err instanceof AppError && (err.code === 'CONFLICT' || err.code === 'NOT_FOUND')) {
       return { kind: 'cancelled', reason: `not stored: ${err.message}` };
