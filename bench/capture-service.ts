@@ -28,7 +28,7 @@ const PG = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432
 process.env.TEST_DATABASE_URL = PG;
 
 const { newId } = await import('../src/ids.ts');
-const { startWorkers } = await import('../src/worker.ts');
+const { startWorkers, workerStageHandlers } = await import('../src/worker.ts');
 const { buildPublicApp } = await import('../src/http/public/app.ts');
 const { buildOperatorApp } = await import('../src/http/operator/app.ts');
 const { createTestDb } = await import('../test/helpers/db.ts');
@@ -166,7 +166,10 @@ const db = counting(raw);
 const dataDir = await mkdtemp(join(tmpdir(), 'callcap-bench-'));
 const env = JSON.parse(process.env.BENCH_SERVICE_ENV ?? '{}') as Record<string, string>;
 const deps = testDeps(db, dataDir, env);
-const app = await buildPublicApp(deps);
+// as src/server.ts builds it in a process that runs the api and worker roles both
+const app = await buildPublicApp(deps, {
+  chainStages: process.env.BENCH_CHAIN === '0' ? undefined : workerStageHandlers(),
+});
 const operator = await buildOperatorApp(deps);
 await app.ready();
 await operator.ready();

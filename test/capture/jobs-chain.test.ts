@@ -8,8 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { enqueueStage, JOBS_CHANNEL } from '../../src/capture/jobs/enqueue.ts';
-import { LEASE_MS } from '../../src/capture/jobs/runner.ts';
+import { createJobRunner, LEASE_MS } from '../../src/capture/jobs/runner.ts';
 import { analyseStage } from '../../src/capture/jobs/stages/analyse.ts';
+import { captureStageHandlers } from '../../src/capture/jobs/stages/index.ts';
 import type { StageHandler } from '../../src/capture/jobs/types.ts';
 import { queueTranscript } from '../../src/capture/pipeline.ts';
 import { eventsOf } from '../helpers/events.ts';
@@ -178,4 +179,40 @@ test('a run that fails after its next stage was queued hands that stage back, du
   assert.equal((await jobOf(id, 'transcribe')).state, 'pending', 'retried later');
   assert.equal(await testRunner(h.deps).drain(), 1);
   assert.equal(await completedCount(id), 1);
+});
+
+test('a runner claiming downloads only runs the stages after one as its chain, and claims none of them', async () => {
+  const id = await insertCall(h.db, { orgId, recordingState: 'not_captured' });
+  // the download stage's shape: the recording stored and the transcription queued in its own transaction
+  const download: StageHandler = async ({ deps, job, chain }) => {
+    await deps.db.transaction((tx) =>
+      enqueueStage(tx, {
+        organizationId: job.organizationId,
+        callId: job.callId,
+        stage: 'transcribe',
+        now: deps.clock.now(),
+        chain,
+      }),
+    );
+    return { kind: 'succeeded' };
+  };
+  const listener = createJobRunner(h.deps, {
+    handlers: { ...captureStageHandlers(), transcribe, download },
+    claimStages: ['download'],
+    random: () => 0.5,
+  });
+  await h.db.transaction((tx) =>
+    enqueueStage(tx, { organizationId: orgId, callId: id, stage: 'download', now: h.clock.now() }),
+  );
+  assert.equal(await listener.runCall(id), 3, 'download, transcribe, analyse');
+  assert.equal(await completedCount(id), 1);
+  for (const stage of ['download', 'transcribe', 'analyse']) {
+    const job = await jobOf(id, stage);
+    assert.deepEqual([job.stage, job.state, job.attempts], [stage, 'succeeded', 1]);
+  }
+  // a transcription queued for any runner is not the listener's to claim
+  const other = await transcribeQueued();
+  assert.equal(await listener.drain(), 0);
+  assert.equal((await jobOf(other, 'transcribe')).state, 'pending');
+  assert.equal(await testRunner(h.deps, { handlers: { transcribe } }).drain(), 2);
 });

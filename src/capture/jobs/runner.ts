@@ -49,8 +49,14 @@ export const POLL_INTERVAL_MS = 1_000;
 
 export interface JobRunnerOptions {
   handlers: StageHandlers;
-  /** jobs running at once (PROCESSING_CONCURRENCY) */
+  /** jobs running at once (PROCESSING_CONCURRENCY); soon() runs are not capped, but chain no further beyond it */
   concurrency?: number;
+  /**
+   * The stages this runner claims (default: every stage it has a handler for). The others it has a
+   * handler for it runs only as a chain (below): the public listener claims downloads and, in a
+   * process that is a worker too, transcribes and analyses what it downloaded.
+   */
+  claimStages?: readonly Stage[];
   leaseMs?: number;
   pollIntervalMs?: number;
   /** lease_owner written on claimed rows; random by default */
@@ -82,7 +88,8 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
   const concurrency = Math.max(1, opts.concurrency ?? deps.config.PROCESSING_CONCURRENCY);
   const leaseMs = opts.leaseMs ?? LEASE_MS;
   const random = opts.random ?? Math.random;
-  const stages = STAGES.filter((s) => opts.handlers[s] !== undefined);
+  const handled = STAGES.filter((s) => opts.handlers[s] !== undefined);
+  const stages = handled.filter((s) => !opts.claimStages || opts.claimStages.includes(s));
   const running = new Set<Promise<unknown>>();
   const stopping = new AbortController();
   let started = false;
@@ -119,7 +126,9 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
   /**
    * The chain: a run that queues the call's next stage (download → transcribe → analyse, each on
    * success) inserts it already leased to this runner when this runner has its handler (RunChain,
-   * ./enqueue.ts), and the runner runs it as soon as the run's outcome is written — no claim, no
+   * ./enqueue.ts) and has no more than `concurrency` runs in flight (the public listener's soon()
+   * runs are not capped: past it, the next stage goes to the workers), and the runner runs it as
+   * soon as the run's outcome is written — no claim, no
    * NOTIFY, no other runner woken. The job row is the one a claim would have left (attempts 1, due
    * again at the lease's expiry), so a runner that dies before running it leaves it to lease expiry,
    * and its retries are a claimed job's. A run that does not end as written success hands the job it
@@ -131,7 +140,11 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     return {
       chain: {
         leaseFor: (stage, callId) =>
-          callId === job.callId && !next && !stopping.signal.aborted && stages.includes(stage)
+          callId === job.callId &&
+          !next &&
+          !stopping.signal.aborted &&
+          handled.includes(stage) &&
+          running.size <= concurrency
             ? { owner, leaseUntil: new Date(deps.clock.now().getTime() + leaseMs) }
             : null,
         leased: (j) => {
