@@ -39,6 +39,8 @@ export interface TranscriptInput {
   segments?: readonly TranscriptSegment[];
   /** the transcribe stage's runner, which runs the analysis next itself (./jobs/runner.ts "The chain") */
   chain?: RunChain;
+  /** the organization's redaction setting when the caller read it in this transaction already */
+  redaction?: boolean;
 }
 
 /**
@@ -85,9 +87,10 @@ export async function queueTranscript(
   input: TranscriptInput,
 ): Promise<void> {
   const now = deps.clock.now();
-  const r = (await redactionEnabled(tx, call.organization_id))
-    ? redactText(input.text)
-    : { text: input.text, spans: [] };
+  const r =
+    (input.redaction ?? (await redactionEnabled(tx, call.organization_id)))
+      ? redactText(input.text)
+      : { text: input.text, spans: [] };
   const text = r.text;
   const audio = text === input.text ? null : input.audioSilenced ? 'silenced' : 'no_word_times';
   const times = input.segments ? transcriptTimes(input.text, input.segments, r.spans) : null;
@@ -144,17 +147,20 @@ export async function storeAnalysis(
     now: Date;
     /** the call's voicemail flag when the caller read the locked row already */
     voicemail?: boolean;
+    /** the organization's redaction setting when the caller read it in this transaction already */
+    redaction?: boolean;
   },
 ): Promise<void> {
-  const a = (await redactionEnabled(tx, input.organizationId))
-    ? {
-        ...input,
-        transcriptOriginal: input.transcriptOriginal === null ? null : redacted(input.transcriptOriginal),
-        analysis: redactStrings(input.analysis),
-        followup: redactStrings(input.followup),
-        evidence: redactStrings(input.evidence),
-      }
-    : input;
+  const a =
+    (input.redaction ?? (await redactionEnabled(tx, input.organizationId)))
+      ? {
+          ...input,
+          transcriptOriginal: input.transcriptOriginal === null ? null : redacted(input.transcriptOriginal),
+          analysis: redactStrings(input.analysis),
+          followup: redactStrings(input.followup),
+          evidence: redactStrings(input.evidence),
+        }
+      : input;
   // A voicemail (telephony: the caller alone, <Record>) is one-sided: never a follow-up draft.
   const voicemail =
     a.voicemail ??

@@ -82,6 +82,8 @@ export type StageOutcome =
 export interface LockedCall {
   processing_state: 'none' | 'queued' | 'processed';
   erased_at: Date | null;
+  /** the organization's redaction setting (src/capture/redaction), read in the same statement */
+  redaction_enabled: boolean;
 }
 
 /** A stage's own write, in the run's transaction after its lock (`call`: the locked row's state). */

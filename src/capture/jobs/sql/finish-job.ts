@@ -21,13 +21,18 @@ export class LeaseLost extends Error {
  * One statement, the call's lock first: the materialised CTE locks the call row when the uncorrelated
  * subquery is evaluated — in the filter, before the job row that passed it is locked (LockRows sits
  * above the scan). A job row that is not this run's returns nothing, and the run rolls back. The
- * locked call's processing state and erasure come back with it (the stage's write reads them
- * instead of reading the call again).
+ * locked call's processing state and erasure, and its organization's redaction setting, come back
+ * with it (the stage's write reads them instead of reading them again).
  */
 export const LOCK_RUN_SQL = `
-WITH call AS MATERIALIZED (SELECT processing_state, erased_at FROM calls WHERE id = $4 FOR UPDATE)
+WITH call AS MATERIALIZED (
+  SELECT c.processing_state, c.erased_at, o.redaction_enabled
+    FROM calls c JOIN organizations o ON o.id = c.organization_id
+   WHERE c.id = $4
+     FOR UPDATE OF c
+)
 SELECT EXISTS (SELECT 1 FROM call) AS found, (SELECT processing_state FROM call) AS processing_state,
-       (SELECT erased_at FROM call) AS erased_at
+       (SELECT erased_at FROM call) AS erased_at, (SELECT redaction_enabled FROM call) AS redaction_enabled
   FROM processing_jobs
  WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')
    AND (SELECT count(*) FROM call) >= 0
@@ -42,7 +47,13 @@ export async function lockRun(tx: Queryable, job: ClaimedJob, owner: string): Pr
   );
   const row = r.rows[0];
   if (!row) throw new LeaseLost(job);
-  return row.found ? { processing_state: row.processing_state, erased_at: row.erased_at } : null;
+  return row.found
+    ? {
+        processing_state: row.processing_state,
+        erased_at: row.erased_at,
+        redaction_enabled: row.redaction_enabled,
+      }
+    : null;
 }
 
 /**

@@ -125,6 +125,7 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal, chain }
         talkMetrics: talk,
         segments: result.segments,
         chain,
+        redaction: fresh.redaction_enabled,
       });
     },
   };
