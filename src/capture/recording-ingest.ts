@@ -62,10 +62,12 @@ export async function storeRecording(
     transcribe?: boolean;
     /** the download stage's runner, which transcribes next itself (./jobs/runner.ts "The chain") */
     chain?: RunChain;
+    /** the call as the caller read it just now (unlocked; checked again under the lock) */
+    before?: RecordingCall;
   } = {},
 ): Promise<{ transcriptionQueued: boolean }> {
   let transcribe = false;
-  const before = await findRecordingCall(deps.db, callId);
+  const before = opts.before ?? (await findRecordingCall(deps.db, callId));
   assertAcceptsAudio(before);
   const key = `recordings/${before.organization_id}/${before.id}/${newId()}.mp3`;
   let committed = false;
