@@ -16,17 +16,27 @@ export async function deleteRecordingAtProvider(
   callId: string,
 ): Promise<'deleted' | 'not_found' | 'none'> {
   if (!isUuid(callId)) return 'none';
-  const { rows } = await deps.db.query<{
-    telephony_provider: string | null;
-    provider_account_sid: string | null;
-    recording_sid: string | null;
-    provider_recording_deleted_at: Date | null;
-  }>(
-    `SELECT telephony_provider, provider_account_sid, recording_sid, provider_recording_deleted_at
-       FROM calls WHERE id = $1`,
-    [callId],
-  );
-  const call = rows[0];
+  const { rows } = await deps.db.query<ProviderSide>(`SELECT ${PROVIDER_SIDE} FROM calls WHERE id = $1`, [
+    callId,
+  ]);
+  return deleteAtProvider(deps, callId, rows[0]);
+}
+
+/** The columns of a call that say what there is to delete at its provider. */
+interface ProviderSide {
+  telephony_provider: string | null;
+  provider_account_sid: string | null;
+  recording_sid: string | null;
+  provider_recording_deleted_at: Date | null;
+}
+const PROVIDER_SIDE =
+  'telephony_provider, provider_account_sid, recording_sid, provider_recording_deleted_at';
+
+async function deleteAtProvider(
+  deps: Deps,
+  callId: string,
+  call: ProviderSide | undefined,
+): Promise<'deleted' | 'not_found' | 'none'> {
   if (call?.telephony_provider === 'simulated' && call.recording_sid && !call.provider_recording_deleted_at) {
     // The simulated carrier's copy went when the download stored ours (simulated/download.ts):
     // nothing to ask anyone, and nothing for the retention sweep to retry.
@@ -63,16 +73,17 @@ export async function deleteRecordingAtProvider(
  * logged, never thrown. A call that is not a carrier's call is left alone.
  */
 export async function deleteCarrierCopy(deps: Deps, callId: string): Promise<void> {
-  const { rows } = await deps.db.query<{ id: string }>(
+  // what deleteRecordingAtProvider would read comes back from the write (one statement, not two)
+  const { rows } = await deps.db.query<ProviderSide>(
     `UPDATE calls SET provider_recording_delete_due = true
       WHERE id = $1 AND telephony_provider IS NOT NULL AND recording_sid IS NOT NULL
         AND provider_recording_deleted_at IS NULL
-    RETURNING id`,
+    RETURNING ${PROVIDER_SIDE}`,
     [callId],
   );
   if (!rows[0]) return;
   try {
-    await deleteRecordingAtProvider(deps, callId);
+    await deleteAtProvider(deps, callId, rows[0]);
   } catch (err) {
     deps.log.error(
       { call_id: callId, err: (err as Error).message },
