@@ -18,7 +18,7 @@
  * product's code is not touched); the CPU by stage from the V8 CPU profile of this process's main
  * thread during the window (node:inspector), summarised by ./cpu-profile.ts.
  */
-import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
@@ -30,7 +30,7 @@ const PG = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432
 process.env.TEST_DATABASE_URL = PG;
 
 const { newId } = await import('../src/ids.ts');
-const { startWorkers } = await import('../src/worker.ts');
+const { startWorkers, workerStageHandlers } = await import('../src/worker.ts');
 const { buildPublicApp } = await import('../src/http/public/app.ts');
 const { buildOperatorApp } = await import('../src/http/operator/app.ts');
 const { createTestDb } = await import('../test/helpers/db.ts');
@@ -154,7 +154,10 @@ const raw = await createTestDb();
 const db = counting(raw);
 const dataDir = await mkdtemp(join(tmpdir(), 'callcap-bench-'));
 const deps = testDeps(db, dataDir, serviceEnv());
-const app = await buildPublicApp(deps);
+// as src/server.ts builds it in a process that runs the api and worker roles both
+const app = await buildPublicApp(deps, {
+  chainStages: process.env.BENCH_CHAIN === '0' ? undefined : workerStageHandlers(),
+});
 const operator = await buildOperatorApp(deps);
 await app.ready();
 await operator.ready();
@@ -175,6 +178,7 @@ let window: {
   threads: Map<string, number>;
   sampler: NodeJS.Timeout;
   session: Session | null;
+  allocSession: Session | null;
 } | null = null;
 
 async function backendPids(): Promise<number[]> {
@@ -182,6 +186,34 @@ async function backendPids(): Promise<number[]> {
     'SELECT pid FROM pg_stat_activity WHERE datname = current_database()',
   );
   return rows.map((r) => r.pid);
+}
+
+/** BENCH_ALLOC_PROFILE=<file>: the window's allocations by site (sampled, garbage included), written there. */
+const ALLOC_PROFILE = process.env.BENCH_ALLOC_PROFILE;
+
+interface AllocNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: AllocNode[];
+}
+
+/** The sampled bytes by allocating function (its file and line), largest first, with the caller of each. */
+function allocationSites(head: AllocNode): string {
+  const sites = new Map<string, number>();
+  let total = 0;
+  const walk = (n: AllocNode, parent: string) => {
+    const f = n.callFrame;
+    const here = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(node_modules|src|bench|test)\//, '$1/')}:${f.lineNumber + 1}`;
+    if (n.selfSize > 0) {
+      const key = `${here}  <-  ${parent}`;
+      sites.set(key, (sites.get(key) ?? 0) + n.selfSize);
+      total += n.selfSize;
+    }
+    for (const c of n.children) walk(c, here);
+  };
+  walk(head, '');
+  const rows = [...sites].sort((a, b) => b[1] - a[1]).slice(0, 60);
+  return `${(total / 1048576).toFixed(1)} MB sampled\n${rows.map(([k, v]) => `${(v / 1048576).toFixed(2).padStart(8)} MB  ${k}`).join('\n')}\n`;
 }
 
 async function startWindow(sampleRss: boolean) {
@@ -194,6 +226,18 @@ async function startWindow(sampleRss: boolean) {
     await session.post('Profiler.enable');
     await session.post('Profiler.setSamplingInterval', { interval: 1000 });
     await session.post('Profiler.start');
+  }
+  let allocSession: Session | null = null;
+  if (ALLOC_PROFILE) {
+    // every allocation sampled, collected or not: where the garbage the GC threads collect comes from
+    allocSession = new Session();
+    allocSession.connect();
+    await allocSession.post('HeapProfiler.enable');
+    await allocSession.post('HeapProfiler.startSampling', {
+      samplingInterval: 16384,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
   }
   if (SQL_LOG) appendFileSync(SQL_LOG, '-- window\n');
   counts.transactions = 0;
@@ -239,6 +283,7 @@ async function startWindow(sampleRss: boolean) {
       sampleRss ? 20 : 1000,
     ),
     session,
+    allocSession,
   };
 }
 
@@ -254,6 +299,13 @@ async function stopWindow(): Promise<Window> {
   const rssPeak = Math.max(w.rssPeak, process.memoryUsage.rss());
   let dbCpuMs = 0;
   for (const pid of await backendPids()) dbCpuMs += Math.max(0, cpuMsOf(pid) - (w.backends.get(pid) ?? 0));
+  if (w.allocSession) {
+    const { profile } = (await w.allocSession.post('HeapProfiler.stopSampling')) as {
+      profile: { head: AllocNode };
+    };
+    w.allocSession.disconnect();
+    writeFileSync(ALLOC_PROFILE!, allocationSites(profile.head));
+  }
   let summary: ProfileSummary | null = null;
   if (w.session) {
     const { profile } = (await w.session.post('Profiler.stop')) as { profile: CpuProfile };

@@ -24,7 +24,9 @@
  * BENCH_NODE_FLAGS (Node/V8 flags of the service process, e.g. --single-threaded-gc), BENCH_ONLY=memory,
  * BENCH_MEMORY_RUNS=n (the memory scenario n times, a fresh service each), BENCH_GC_PROBE=1 (in the memory
  * scenario, a forced GC whenever arrayBuffers pass 30 MB, printing them before and after: live or
- * garbage), BENCH_SQL_LOG=<file> (every statement the service sends, appended there: run with BENCH_CALLS=1).
+ * garbage), BENCH_SQL_LOG=<file> (every statement the service sends, appended there: run with BENCH_CALLS=1),
+ * BENCH_ALLOC_PROFILE=<file> (the timed window's allocations by site, garbage included), BENCH_CHAIN=0 (the
+ * public listener runs downloads only, as without the worker role in its process).
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';

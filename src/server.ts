@@ -92,7 +92,12 @@ export async function startRoles(config: Config, roles: Role[]): Promise<Running
     // Listen first, seed after: a start that cannot listen (a busy port) must not use up the
     // one-time demo credentials, which are printed only by the start that creates them.
     if (roles.includes('api')) {
-      const app = await buildPublicApp(deps);
+      // A process that is a worker too transcribes and analyses what its public listener downloaded,
+      // as the download's chain (src/capture/jobs/runner.ts): no claim, no NOTIFY, no wake-up.
+      const chainStages = roles.includes('worker')
+        ? (await import('./worker.ts')).workerStageHandlers()
+        : undefined;
+      const app = await buildPublicApp(deps, { chainStages });
       // Closing it stops the recording downloads in progress (their jobs go back to the queue).
       stops.push(() => app.close());
       await listenOrExplain(app, 'PORT', 'HOST', config.PORT, config.HOST);

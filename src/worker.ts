@@ -89,6 +89,11 @@ export function periodicJobs(deps: Deps, mailer: Mailer): PeriodicJob[] {
   ];
 }
 
+/** The processing stages the worker role runs: capture's, telephony's, and any `extra`. */
+export function workerStageHandlers(extra?: StageHandlers): StageHandlers {
+  return { ...captureStageHandlers(), ...telephonyStageHandlers(), ...extra };
+}
+
 /**
  * Starts the worker role: webhook deliveries (LISTEN + poll), the processing jobs (LISTEN + poll,
  * src/capture/jobs/) and the periodic jobs, each due by deps.clock (a test moves a fake clock and
@@ -106,7 +111,7 @@ export async function startWorkers(
   const deliveries = createDeliveryWorker(deps, { concurrency: deps.config.WEBHOOK_CONCURRENCY, mailer });
   await deliveries.start();
   const processing = createJobRunner(deps, {
-    handlers: { ...captureStageHandlers(), ...telephonyStageHandlers(), ...opts.stageHandlers },
+    handlers: workerStageHandlers(opts.stageHandlers),
     pollIntervalMs: opts.jobsPollIntervalMs,
     tickMs: opts.tickMs,
   });

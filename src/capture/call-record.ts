@@ -3,6 +3,7 @@ import type { Queryable } from '../db/types.ts';
 import type { Environment, Scope } from '../domain/tenant.ts';
 import { notFound } from '../errors.ts';
 import { isUuid } from '../ids.ts';
+import type { TranscriptTimes } from './transcript-times.ts';
 
 /** The columns of a call that ingestion reads, with its organization's name, language and country. */
 export interface IngestCall {
@@ -55,14 +56,7 @@ export async function findIngestCall(
 ): Promise<IngestCall | null> {
   if (!isUuid(callId)) return null;
   const { rows } = await q.query<IngestCall>(
-    `SELECT c.id, c.organization_id, c.environment, c.direction, c.caller_phone, c.customer_phone, c.customer_phone_e164,
-            c.customer_phone_national, c.company_phone_e164, c.caller_name, c.agent_user_id, c.outbound_lifecycle,
-            c.recording_mode, c.recording_state, c.recording_key, c.recording_sid, c.duration, c.processing_state,
-            c.pending_transcript, c.pending_transcript_language, c.completion_emitted_at, c.trashed_at,
-            c.deletion_scheduled_at, c.pending_deletion_at, c.deletion_reason, c.erased_at, c.created_at,
-            c.voicemail, c.telephony_provider, o.name AS org_name, o.language AS org_language, o.country AS org_country
-       FROM calls c JOIN organizations o ON o.id = c.organization_id
-      WHERE c.id = $1
+    `${INGEST_CALL_SQL}
       ${opts.forUpdate ? 'FOR UPDATE OF c' : ''}`,
     [callId],
     // every processing stage reads it: planned once per connection
@@ -70,6 +64,32 @@ export async function findIngestCall(
   );
   return rows[0] ?? null;
 }
+
+/**
+ * findIngestCall (unlocked) with the times of its queued transcript (calls.pending_transcript_times,
+ * ../transcript-times.ts): the analyse stage's one read of the call.
+ */
+export async function findIngestCallWithTimes(
+  q: Queryable,
+  callId: string,
+): Promise<(IngestCall & { pending_transcript_times: TranscriptTimes | null }) | null> {
+  if (!isUuid(callId)) return null;
+  const { rows } = await q.query<IngestCall & { pending_transcript_times: TranscriptTimes | null }>(
+    INGEST_CALL_SQL.replace('SELECT c.id,', 'SELECT c.pending_transcript_times, c.id,'),
+    [callId],
+    { name: 'capture_ingest_call_times_v1' },
+  );
+  return rows[0] ?? null;
+}
+
+const INGEST_CALL_SQL = `SELECT c.id, c.organization_id, c.environment, c.direction, c.caller_phone, c.customer_phone, c.customer_phone_e164,
+            c.customer_phone_national, c.company_phone_e164, c.caller_name, c.agent_user_id, c.outbound_lifecycle,
+            c.recording_mode, c.recording_state, c.recording_key, c.recording_sid, c.duration, c.processing_state,
+            c.pending_transcript, c.pending_transcript_language, c.completion_emitted_at, c.trashed_at,
+            c.deletion_scheduled_at, c.pending_deletion_at, c.deletion_reason, c.erased_at, c.created_at,
+            c.voicemail, c.telephony_provider, o.name AS org_name, o.language AS org_language, o.country AS org_country
+       FROM calls c JOIN organizations o ON o.id = c.organization_id
+      WHERE c.id = $1`;
 
 /**
  * The call, locked, or 404 NOT_FOUND when it does not exist or was erased (erased calls are gone).

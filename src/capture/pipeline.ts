@@ -7,6 +7,7 @@ import { AppError } from '../errors.ts';
 import { type IngestCall, lockLiveCall } from './call-record.ts';
 import { completeIfReady, RECORDING_WAIT_MS } from './completion.ts';
 import { enqueueStage } from './jobs/enqueue.ts';
+import type { RunChain } from './jobs/types.ts';
 import { redacted, redactionEnabled, redactStrings, redactText } from './redaction/index.ts';
 import { transcriptTimes } from './transcript-times.ts';
 
@@ -36,6 +37,10 @@ export interface TranscriptInput {
    * the evidence of the analysis. Absent for an adapter's transcript.
    */
   segments?: readonly TranscriptSegment[];
+  /** the transcribe stage's runner, which runs the analysis next itself (./jobs/runner.ts "The chain") */
+  chain?: RunChain;
+  /** the organization's redaction setting when the caller read it in this transaction already */
+  redaction?: boolean;
 }
 
 /**
@@ -82,9 +87,10 @@ export async function queueTranscript(
   input: TranscriptInput,
 ): Promise<void> {
   const now = deps.clock.now();
-  const r = (await redactionEnabled(tx, call.organization_id))
-    ? redactText(input.text)
-    : { text: input.text, spans: [] };
+  const r =
+    (input.redaction ?? (await redactionEnabled(tx, call.organization_id)))
+      ? redactText(input.text)
+      : { text: input.text, spans: [] };
   const text = r.text;
   const audio = text === input.text ? null : input.audioSilenced ? 'silenced' : 'no_word_times';
   const times = input.segments ? transcriptTimes(input.text, input.segments, r.spans) : null;
@@ -105,7 +111,13 @@ export async function queueTranscript(
     ],
     { name: 'capture_queue_transcript_v4' },
   );
-  await enqueueStage(tx, { organizationId: call.organization_id, callId: call.id, stage: 'analyse', now });
+  await enqueueStage(tx, {
+    organizationId: call.organization_id,
+    callId: call.id,
+    stage: 'analyse',
+    now,
+    chain: input.chain,
+  });
 }
 
 async function storedTranscript(tx: Queryable, callId: string): Promise<string | null> {
@@ -135,17 +147,20 @@ export async function storeAnalysis(
     now: Date;
     /** the call's voicemail flag when the caller read the locked row already */
     voicemail?: boolean;
+    /** the organization's redaction setting when the caller read it in this transaction already */
+    redaction?: boolean;
   },
 ): Promise<void> {
-  const a = (await redactionEnabled(tx, input.organizationId))
-    ? {
-        ...input,
-        transcriptOriginal: input.transcriptOriginal === null ? null : redacted(input.transcriptOriginal),
-        analysis: redactStrings(input.analysis),
-        followup: redactStrings(input.followup),
-        evidence: redactStrings(input.evidence),
-      }
-    : input;
+  const a =
+    (input.redaction ?? (await redactionEnabled(tx, input.organizationId)))
+      ? {
+          ...input,
+          transcriptOriginal: input.transcriptOriginal === null ? null : redacted(input.transcriptOriginal),
+          analysis: redactStrings(input.analysis),
+          followup: redactStrings(input.followup),
+          evidence: redactStrings(input.evidence),
+        }
+      : input;
   // A voicemail (telephony: the caller alone, <Record>) is one-sided: never a follow-up draft.
   const voicemail =
     a.voicemail ??

@@ -11,6 +11,7 @@ import { recordingReadyData, recordingReadyFactKey } from '../webhooks/outbox/ev
 import { emitEvent } from '../webhooks/outbox/outbox.ts';
 import { completeIfReady } from './completion.ts';
 import { enqueueStage } from './jobs/enqueue.ts';
+import type { RunChain } from './jobs/types.ts';
 
 /**
  * Audio may be stored for a call unless that would contradict an answer the service already gave:
@@ -56,10 +57,17 @@ export async function storeRecording(
   deps: Deps,
   callId: string,
   body: Readable | AsyncIterable<Buffer>,
-  opts: { recordingSid?: string; transcribe?: boolean } = {},
+  opts: {
+    recordingSid?: string;
+    transcribe?: boolean;
+    /** the download stage's runner, which transcribes next itself (./jobs/runner.ts "The chain") */
+    chain?: RunChain;
+    /** the call as the caller read it just now (unlocked; checked again under the lock) */
+    before?: RecordingCall;
+  } = {},
 ): Promise<{ transcriptionQueued: boolean }> {
   let transcribe = false;
-  const before = await findRecordingCall(deps.db, callId);
+  const before = opts.before ?? (await findRecordingCall(deps.db, callId));
   assertAcceptsAudio(before);
   const key = `recordings/${before.organization_id}/${before.id}/${newId()}.mp3`;
   let committed = false;
@@ -112,6 +120,7 @@ export async function storeRecording(
           callId: call.id,
           stage: 'transcribe',
           now,
+          chain: opts.chain,
         });
         transcribe = true;
       }

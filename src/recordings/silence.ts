@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Mp3Encoder } from '@breezystack/lamejs';
-import { MPEGDecoder } from 'mpg123-decoder';
+import { giveBackDecoder, takeDecoder } from './decoders.ts';
 import type { BlobStore } from './store.ts';
 
 /**
@@ -49,8 +49,8 @@ export async function silenceRecording(
   key: string,
   spans: readonly ChannelSpan[],
 ): Promise<{ bytes: number; silencedSeconds: number }> {
-  const decoder = new MPEGDecoder();
-  await decoder.ready;
+  const decoder = await takeDecoder();
+  let healthy = false;
   const parts: Buffer[] = [];
   let encoder: Mp3Encoder | null = null;
   let channels = 0;
@@ -87,8 +87,9 @@ export async function silenceRecording(
     if (!encoder) return { bytes: (await store.size(key)) ?? 0, silencedSeconds: 0 };
     const end = encoder.flush();
     if (end.length) parts.push(Buffer.from(end.buffer, end.byteOffset, end.byteLength));
+    healthy = true;
   } finally {
-    decoder.free();
+    giveBackDecoder(decoder, healthy);
   }
   const { bytes } = await store.put(key, Readable.from(parts));
   return { bytes, silencedSeconds: silenced };

@@ -1,4 +1,4 @@
-import { MPEGDecoder } from 'mpg123-decoder';
+import { giveBackDecoder, takeDecoder } from './decoders.ts';
 import type { BlobStore } from './store.ts';
 
 /**
@@ -28,8 +28,8 @@ export interface ChannelActivity {
  * a mono file too.
  */
 export async function channelActivity(store: BlobStore, key: string): Promise<ChannelActivity | null> {
-  const decoder = new MPEGDecoder();
-  await decoder.ready;
+  const decoder = await takeDecoder();
+  let healthy = false;
   const flags: [boolean[], boolean[]] = [[], []];
   // the frame being summed, per channel: sum of squares and samples so far
   const sum = [0, 0];
@@ -53,10 +53,11 @@ export async function channelActivity(store: BlobStore, key: string): Promise<Ch
         }
       }
     }
+    healthy = true;
   } catch {
     return null;
   } finally {
-    decoder.free();
+    giveBackDecoder(decoder, healthy);
   }
   if (frameSamples === 0) return null;
   return { frameSeconds: FRAME_SECONDS, channels: flags };

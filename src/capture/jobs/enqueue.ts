@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/types.ts';
 import { newId } from '../../ids.ts';
-import type { Stage } from './types.ts';
+import type { ClaimedJob, RunChain, Stage } from './types.ts';
 
 /** The channel runners LISTEN on; an enqueue notifies it in its transaction (delivered at commit). */
 export const JOBS_CHANNEL = 'processing_jobs';
@@ -12,6 +12,9 @@ export const JOBS_CHANNEL = 'processing_jobs';
  * (call, stage): a stage queued again while pending stays as it is; one that had finished (a
  * reprocess, a re-uploaded recording) starts afresh with its attempts reset.
  * `state: 'waiting'` + `at`: due only then (the complete stage waiting for a recording).
+ * `chain`: the run that queues it offers to run it next (./runner.ts, "The chain"): a stage due now
+ * that the runner takes is inserted already leased to it, as its claim would have leased it
+ * (attempts 1, due again at the lease's expiry), and nobody is woken.
  */
 export async function enqueueStage(
   tx: Queryable,
@@ -23,10 +26,20 @@ export async function enqueueStage(
     at?: Date;
     state?: 'pending' | 'waiting' | 'succeeded';
     input?: Record<string, unknown> | null;
+    chain?: RunChain;
   },
 ): Promise<void> {
   const state = p.state ?? 'pending';
   const at = p.at ?? p.now;
+  const lease =
+    state === 'pending' && at.getTime() <= p.now.getTime()
+      ? (p.chain?.leaseFor(p.stage, p.callId) ?? null)
+      : null;
+  if (lease) {
+    const job = await enqueueLeased(tx, { ...p, ...lease });
+    if (job) p.chain!.leased(job);
+    return;
+  }
   // The NOTIFY rides in the same statement (one round trip, not two), and only for work due now: a
   // job due later (a waiting complete stage, a retry) is found by the runners' poll,
   // and waking them for it only cost every runner a claim that found nothing.
@@ -56,6 +69,57 @@ export async function enqueueStage(
     ],
     { name: 'capture_enqueue_stage_v1' },
   );
+}
+
+/**
+ * enqueueStage for the runner that runs the stage next: the row as a claim leaves it (lease_owner,
+ * lease_expires_at, next_attempt_at at the expiry, attempts 1), no NOTIFY. A row still pending or
+ * waiting is left as it is and nothing comes back (it is any runner's, woken when it was queued).
+ */
+async function enqueueLeased(
+  tx: Queryable,
+  p: {
+    organizationId: string;
+    callId: string;
+    stage: Stage;
+    now: Date;
+    input?: Record<string, unknown> | null;
+    owner: string;
+    leaseUntil: Date;
+  },
+): Promise<ClaimedJob | null> {
+  const { rows } = await tx.query<{ id: string; attempts: number; input: Record<string, unknown> | null }>(
+    `INSERT INTO processing_jobs (id, organization_id, call_id, stage, state, next_attempt_at, input, created_at,
+       updated_at, attempts, lease_owner, lease_expires_at)
+     VALUES ($1, $2, $3, $4, 'pending', $7, $5, $6, $6, 1, $8, $7)
+     ON CONFLICT (call_id, stage) DO UPDATE
+        SET state = 'pending', next_attempt_at = EXCLUDED.next_attempt_at, input = EXCLUDED.input,
+            attempts = 1, last_error = NULL, last_error_kind = NULL, lease_owner = EXCLUDED.lease_owner,
+            lease_expires_at = EXCLUDED.lease_expires_at, finished_at = NULL, updated_at = EXCLUDED.updated_at
+      WHERE processing_jobs.state NOT IN ('pending', 'waiting')
+     RETURNING id, attempts, input`,
+    [
+      newId(),
+      p.organizationId,
+      p.callId,
+      p.stage,
+      p.input ? JSON.stringify(p.input) : null,
+      p.now,
+      p.leaseUntil,
+      p.owner,
+    ],
+    { name: 'capture_enqueue_leased_v1' },
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    id: r.id,
+    organizationId: p.organizationId,
+    callId: p.callId,
+    stage: p.stage,
+    attempts: r.attempts,
+    input: r.input,
+  };
 }
 
 /**

@@ -19,7 +19,6 @@
  * Time rules read deps.clock only: tests drive a fake clock and call drain().
  */
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../../db/types.ts';
 import type { Deps } from '../../deps.ts';
 import { ProviderError } from '../../domain/capture-providers.ts';
 import { type FailureKind, retryVerdict } from '../../domain/processing-retry.ts';
@@ -30,7 +29,15 @@ import { JOBS_CHANNEL } from './enqueue.ts';
 import { operatorMessage } from './error-message.ts';
 import { claimJobs, extendLease, releaseJob } from './sql/claim-jobs.ts';
 import { endRun, type JobOutcome, LeaseLost, lockRun, type RunEnd } from './sql/finish-job.ts';
-import { type ClaimedJob, STAGES, type Stage, type StageHandlers, type StageOutcome } from './types.ts';
+import {
+  type ClaimedJob,
+  type RunChain,
+  STAGES,
+  type Stage,
+  type StageHandlers,
+  type StageOutcome,
+  type StageWrite,
+} from './types.ts';
 
 /**
  * A claimed job is this runner's for 30 s, renewed every 10 s while it runs (a long transcription
@@ -42,8 +49,14 @@ export const POLL_INTERVAL_MS = 1_000;
 
 export interface JobRunnerOptions {
   handlers: StageHandlers;
-  /** jobs running at once (PROCESSING_CONCURRENCY) */
+  /** jobs running at once (PROCESSING_CONCURRENCY); soon() runs are not capped, but chain no further beyond it */
   concurrency?: number;
+  /**
+   * The stages this runner claims (default: every stage it has a handler for). The others it has a
+   * handler for it runs only as a chain (below): the public listener claims downloads and, in a
+   * process that is a worker too, transcribes and analyses what it downloaded.
+   */
+  claimStages?: readonly Stage[];
   leaseMs?: number;
   pollIntervalMs?: number;
   /** lease_owner written on claimed rows; random by default */
@@ -75,7 +88,8 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
   const concurrency = Math.max(1, opts.concurrency ?? deps.config.PROCESSING_CONCURRENCY);
   const leaseMs = opts.leaseMs ?? LEASE_MS;
   const random = opts.random ?? Math.random;
-  const stages = STAGES.filter((s) => opts.handlers[s] !== undefined);
+  const handled = STAGES.filter((s) => opts.handlers[s] !== undefined);
+  const stages = handled.filter((s) => !opts.claimStages || opts.claimStages.includes(s));
   const running = new Set<Promise<unknown>>();
   const stopping = new AbortController();
   let started = false;
@@ -99,11 +113,59 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     });
   }
 
-  /** One run of one claimed job: the handler, then its outcome written under the lease. */
-  async function run(job: ClaimedJob): Promise<void> {
+  /**
+   * One run of one claimed job — the handler, then its outcome written under the lease — and the
+   * chain it queued (see the chain below): returns how many runs that made.
+   */
+  async function run(first: ClaimedJob): Promise<number> {
+    let n = 0;
+    for (let job: ClaimedJob | undefined = first; job; n++) job = await runOne(job);
+    return n;
+  }
+
+  /**
+   * The chain: a run that queues the call's next stage (download → transcribe → analyse, each on
+   * success) inserts it already leased to this runner when this runner has its handler (RunChain,
+   * ./enqueue.ts) and has no more than `concurrency` runs in flight (the public listener's soon()
+   * runs are not capped: past it, the next stage goes to the workers), and the runner runs it as
+   * soon as the run's outcome is written — no claim, no
+   * NOTIFY, no other runner woken. The job row is the one a claim would have left (attempts 1, due
+   * again at the lease's expiry), so a runner that dies before running it leaves it to lease expiry,
+   * and its retries are a claimed job's. A run that does not end as written success hands the job it
+   * leased back (due at once, for any runner's poll): its transaction may have rolled back the insert,
+   * and then the hand-back finds nothing of this runner's to release.
+   */
+  function chainOf(job: ClaimedJob): { chain: RunChain; next: () => ClaimedJob | undefined } {
+    let next: ClaimedJob | undefined;
+    return {
+      chain: {
+        leaseFor: (stage, callId) =>
+          callId === job.callId &&
+          !next &&
+          !stopping.signal.aborted &&
+          handled.includes(stage) &&
+          running.size <= concurrency
+            ? { owner, leaseUntil: new Date(deps.clock.now().getTime() + leaseMs) }
+            : null,
+        leased: (j) => {
+          next = j;
+        },
+      },
+      next: () => next,
+    };
+  }
+
+  /** One run of one job; answers the job its run leased to this runner next (the chain), if any. */
+  async function runOne(job: ClaimedJob): Promise<ClaimedJob | undefined> {
     const handler = opts.handlers[job.stage]!;
     const lease = new AbortController();
     const signal = AbortSignal.any([lease.signal, stopping.signal]);
+    const { chain, next } = chainOf(job);
+    const handBack = async () => {
+      const j = next();
+      if (j) await releaseJob(deps.db, { job: j, owner, now: deps.clock.now() }).catch(() => {});
+      return undefined;
+    };
     // A failed renewal (the database unreachable) is only logged: the next beat tries again, and
     // the lease fences the run's writes if another runner took the job meanwhile.
     const stopHeartbeat = startHeartbeat(deps.clock, {
@@ -127,7 +189,7 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     });
     let outcome: StageOutcome | { kind: 'error'; err: unknown };
     try {
-      outcome = await handler({ deps, job, signal });
+      outcome = await handler({ deps, job, signal, chain });
     } catch (err) {
       outcome = { kind: 'error', err };
     } finally {
@@ -136,14 +198,14 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     if (outcome.kind === 'error' && stopping.signal.aborted) {
       // Interrupted by stop(), not failed: handed back at once, the run not counted.
       await releaseJob(deps.db, { job, owner, now: deps.clock.now() }).catch(() => {});
-      return;
+      return handBack();
     }
     try {
       await write(job, outcome);
     } catch (err) {
       if (err instanceof LeaseLost) {
         deps.log.warn({ jobId: job.id, stage: job.stage, callId: job.callId }, err.message);
-        return;
+        return handBack();
       }
       // The stage's own write failed (a database error, a constraint): a retryable failure of the run.
       try {
@@ -154,7 +216,10 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
           'processing job outcome not written; the job runs again when its lease expires',
         );
       }
+      return handBack();
     }
+    if (outcome.kind !== 'succeeded' || stopping.signal.aborted) return handBack();
+    return next();
   }
 
   /**
@@ -170,8 +235,8 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     const now = deps.clock.now();
     if (stageWrite) {
       await deps.db.transaction(async (tx) => {
-        await lockRun(tx, job, owner);
-        await stageWrite(tx);
+        const call = await lockRun(tx, job, owner);
+        await stageWrite(tx, call);
         await endRun(tx, { job, owner, fence: false, end, outcome: counted, now: deps.clock.now() });
       });
     } else if (!(await endRun(deps.db, { job, owner, fence: true, end, outcome: counted, now }))) {
@@ -190,7 +255,7 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
   function endOf(
     job: ClaimedJob,
     outcome: StageOutcome | { kind: 'error'; err: unknown },
-  ): { end: RunEnd; counted: JobOutcome; stageWrite?: (tx: Queryable) => Promise<void> } {
+  ): { end: RunEnd; counted: JobOutcome; stageWrite?: StageWrite } {
     const finish = (
       state: 'succeeded' | 'failed' | 'needs_review' | 'cancelled',
       error: string | null,
@@ -238,8 +303,7 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     for (;;) {
       const [job] = await claim(1, callId);
       if (!job) return n;
-      await run(job);
-      n++;
+      n += await run(job);
       // A runner of one stage (the public listener's downloads) has run the call's only job of it:
       // a (call, stage) has one row, and a run never leaves it due at once (a retry waits its
       // backoff), so claiming again would find nothing.
@@ -249,8 +313,8 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
 
   async function runOnce(): Promise<number> {
     const jobs = await claim(concurrency - running.size, null);
-    await Promise.all(jobs.map((j) => track(run(j))));
-    return jobs.length;
+    const runs = await Promise.all(jobs.map((j) => track(run(j))));
+    return runs.reduce((a, b) => a + b, 0);
   }
 
   /**

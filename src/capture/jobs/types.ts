@@ -38,6 +38,26 @@ export interface JobContext {
   job: ClaimedJob;
   /** aborted when the lease is lost (another worker may hold the job now) or the runner stops */
   signal: AbortSignal;
+  /**
+   * The runner's offer to run the call's next stage itself, right after this run (./runner.ts,
+   * "The chain"): handed to enqueueStage by the stage that queues it. Absent: the next stage is
+   * queued for any runner (a NOTIFY at commit).
+   */
+  chain?: RunChain;
+}
+
+/**
+ * A run's offer to continue with the call's next stage: a stage this runner has a handler for,
+ * queued due now by this run, is inserted already leased to this runner (no claim, no NOTIFY) and
+ * run by it once this run's outcome is written. The job row, its attempts and its lease are those a
+ * claim would have written, so a runner that dies before it runs the job leaves it to lease expiry
+ * like any claimed job.
+ */
+export interface RunChain {
+  /** the lease to insert `stage` of `callId` under, or null when this runner will not run it next */
+  leaseFor(stage: Stage, callId: string): { owner: string; leaseUntil: Date } | null;
+  /** the enqueue inserted the job leased: it runs next (or is handed back, if this run does not commit) */
+  leased(job: ClaimedJob): void;
 }
 
 /**
@@ -46,13 +66,28 @@ export interface JobContext {
  * checked under lock: a worker whose lease expired meanwhile writes nothing.
  */
 export type StageOutcome =
-  | { kind: 'succeeded'; write?: (tx: Queryable) => Promise<void> }
+  | { kind: 'succeeded'; write?: StageWrite }
   /** not a failure: run again at `until` (the complete stage waiting for the recording) */
   | { kind: 'waiting'; until: Date }
   /** nothing to do, ever: the call is gone (erased), or its audio must not be stored (a refused recording) */
   | { kind: 'cancelled'; reason: string }
   /** the provider's answer broke the schema: the call needs a human; final until a reprocess */
-  | { kind: 'needs_review'; message: string; write?: (tx: Queryable) => Promise<void> };
+  | { kind: 'needs_review'; message: string; write?: StageWrite };
+
+/**
+ * The call row as the run's lock read it (./sql/finish-job.ts lockRun), the same statement that
+ * checked the lease: what a stage's write needs to know of what may have changed since its handler
+ * read the call. null: the call row is gone.
+ */
+export interface LockedCall {
+  processing_state: 'none' | 'queued' | 'processed';
+  erased_at: Date | null;
+  /** the organization's redaction setting (src/capture/redaction), read in the same statement */
+  redaction_enabled: boolean;
+}
+
+/** A stage's own write, in the run's transaction after its lock (`call`: the locked row's state). */
+export type StageWrite = (tx: Queryable, call: LockedCall | null) => Promise<void>;
 
 export type StageHandler = (ctx: JobContext) => Promise<StageOutcome>;
 

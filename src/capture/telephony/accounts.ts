@@ -66,7 +66,38 @@ export async function setTelephonyAccount(
       [newId(), organizationId, input.provider, input.accountSid, ciphertext, now],
     );
   });
+  // the organization's previous account (another SID, or this one's old token) is not used again here
+  const cache = accountCache(deps.db);
+  cache.generation++;
+  cache.accounts.clear();
   return { organization_id: organizationId, provider: input.provider, account_sid: input.accountSid };
+}
+
+/**
+ * A connected account as last read, per database, for ACCOUNT_CACHE_MS of real time: one call's
+ * callbacks (the call's status, the consent answer, the recording) and its download come seconds
+ * apart and each needs the account, so they read it (and decrypt its token) once instead of four
+ * times. Only found accounts are kept (an AccountSid not connected is read every time: connecting
+ * it takes effect at once), at most ACCOUNT_CACHE_MAX of them, the oldest dropped first. Changing
+ * an organization's account (setTelephonyAccount) clears this process's cache at once; another
+ * process (a separate public listener) keeps using the previous token for up to ACCOUNT_CACHE_MS.
+ */
+export const ACCOUNT_CACHE_MS = 5_000;
+const ACCOUNT_CACHE_MAX = 256;
+interface AccountCache {
+  /** bumped by every clear: a read that started before it is not kept */
+  generation: number;
+  accounts: Map<string, { until: number; account: TelephonyAccount }>;
+}
+const accountCaches = new WeakMap<object, AccountCache>();
+
+function accountCache(db: object): AccountCache {
+  let cache = accountCaches.get(db);
+  if (!cache) {
+    cache = { generation: 0, accounts: new Map() };
+    accountCaches.set(db, cache);
+  }
+  return cache;
 }
 
 /** The account a callback's AccountSid names, with its token decrypted; null when unknown. */
@@ -75,6 +106,24 @@ export async function findAccountBySid(
   accountSid: string,
 ): Promise<TelephonyAccount | null> {
   if (!ACCOUNT_SID.test(accountSid)) return null;
+  const cache = accountCache(deps.db);
+  const { accounts, generation } = cache;
+  const now = performance.now();
+  const hit = accounts.get(accountSid);
+  if (hit && hit.until > now) return hit.account;
+  accounts.delete(accountSid);
+  const account = await readAccountBySid(deps, accountSid);
+  if (account && cache.generation === generation) {
+    if (accounts.size >= ACCOUNT_CACHE_MAX) accounts.delete(accounts.keys().next().value!);
+    accounts.set(accountSid, { until: now + ACCOUNT_CACHE_MS, account });
+  }
+  return account;
+}
+
+async function readAccountBySid(
+  deps: { db: Queryable; keys: Deps['keys'] },
+  accountSid: string,
+): Promise<TelephonyAccount | null> {
   const { rows } = await deps.db.query<{
     organization_id: string;
     provider: TelephonyProvider;

@@ -1,5 +1,6 @@
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { StageHandlers } from '../../capture/jobs/types.ts';
 import type { Deps } from '../../deps.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
 import { healthRoutes } from '../health.ts';
@@ -15,8 +16,13 @@ import { telephonyRoutes } from './telephony/routes.ts';
 /**
  * The public listener: /api/v1 (REST + recording downloads), the console (JSON API and pages),
  * /telephony/twilio (Twilio's callbacks), /healthz and /readyz. server.ts only listens.
+ * chainStages: in a process that runs the worker role too, the processing stages a downloaded
+ * recording goes on through in this process (src/worker.ts workerStageHandlers), as the download's chain.
  */
-export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
+export async function buildPublicApp(
+  deps: Deps,
+  opts: { chainStages?: StageHandlers } = {},
+): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log,
     ...requestIdOptions(),
@@ -36,7 +42,9 @@ export async function buildPublicApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(apiRoutes(deps), { prefix: '/api/v1' });
   await app.register(appApiRoutes(deps), { prefix: '/app' });
   await app.register(pagesRoutes(deps), { prefix: '/app' });
-  await app.register(telephonyRoutes(deps), { prefix: '/telephony/twilio' });
+  await app.register(telephonyRoutes(deps, { chainStages: opts.chainStages }), {
+    prefix: '/telephony/twilio',
+  });
   // A person who types the service's address lands in the web app; a browser's default icon request
   // gets the app's icon.
   app.get('/', async (_req, reply) => reply.redirect('/app', 302));

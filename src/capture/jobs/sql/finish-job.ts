@@ -1,5 +1,5 @@
 import type { Queryable } from '../../../db/types.ts';
-import type { ClaimedJob } from '../types.ts';
+import type { ClaimedJob, LockedCall } from '../types.ts';
 
 /**
  * The writes that end one run of a job, fenced by its lease: the call row is locked first (every
@@ -20,20 +20,40 @@ export class LeaseLost extends Error {
 /**
  * One statement, the call's lock first: the materialised CTE locks the call row when the uncorrelated
  * subquery is evaluated — in the filter, before the job row that passed it is locked (LockRows sits
- * above the scan). A job row that is not this run's returns nothing, and the run rolls back.
+ * above the scan). A job row that is not this run's returns nothing, and the run rolls back. The
+ * locked call's processing state and erasure, and its organization's redaction setting, come back
+ * with it (the stage's write reads them instead of reading them again).
  */
 export const LOCK_RUN_SQL = `
-WITH call AS MATERIALIZED (SELECT 1 FROM calls WHERE id = $4 FOR UPDATE)
-SELECT 1 FROM processing_jobs
+WITH call AS MATERIALIZED (
+  SELECT c.processing_state, c.erased_at, o.redaction_enabled
+    FROM calls c JOIN organizations o ON o.id = c.organization_id
+   WHERE c.id = $4
+     FOR UPDATE OF c
+)
+SELECT EXISTS (SELECT 1 FROM call) AS found, (SELECT processing_state FROM call) AS processing_state,
+       (SELECT erased_at FROM call) AS erased_at, (SELECT redaction_enabled FROM call) AS redaction_enabled
+  FROM processing_jobs
  WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')
    AND (SELECT count(*) FROM call) >= 0
    FOR UPDATE`;
 
-export async function lockRun(tx: Queryable, job: ClaimedJob, owner: string): Promise<void> {
-  const r = await tx.query(LOCK_RUN_SQL, [job.id, owner, job.attempts, job.callId], {
-    name: 'capture_lock_run_v1',
-  });
-  if (r.rowCount === 0) throw new LeaseLost(job);
+/** Locks the call and checks the run's lease (LeaseLost when it is gone); answers the locked call (null: no row). */
+export async function lockRun(tx: Queryable, job: ClaimedJob, owner: string): Promise<LockedCall | null> {
+  const r = await tx.query<{ found: boolean } & LockedCall>(
+    LOCK_RUN_SQL,
+    [job.id, owner, job.attempts, job.callId],
+    { name: 'capture_lock_run_v2' },
+  );
+  const row = r.rows[0];
+  if (!row) throw new LeaseLost(job);
+  return row.found
+    ? {
+        processing_state: row.processing_state,
+        erased_at: row.erased_at,
+        redaction_enabled: row.redaction_enabled,
+      }
+    : null;
 }
 
 /**

@@ -5,10 +5,10 @@ import {
   ProviderError,
 } from '../../../domain/capture-providers.ts';
 import { ruleBasedAnalyzer, silentCallResult } from '../../analyzer.ts';
-import { findIngestCall, type IngestCall } from '../../call-record.ts';
+import { findIngestCall, findIngestCallWithTimes, type IngestCall } from '../../call-record.ts';
 import { settleCompletion, storeAnalysis } from '../../pipeline.ts';
 import { nothingSaid } from '../../transcript-text.ts';
-import { type TranscriptTimes, timedEvidence } from '../../transcript-times.ts';
+import { timedEvidence } from '../../transcript-times.ts';
 import type { StageHandler } from '../types.ts';
 
 /**
@@ -45,7 +45,7 @@ function analysisOf(deps: Deps, call: Pick<IngestCall, 'environment'>): Analysis
 const RULES: AnalysisProvider = { name: 'rules', ...ruleBasedAnalyzer() };
 
 export const analyseStage: StageHandler = async ({ deps, job }) => {
-  const call = await findIngestCall(deps.db, job.callId);
+  const call = await findIngestCallWithTimes(deps.db, job.callId);
   if (!call || call.erased_at) return { kind: 'cancelled', reason: 'the call was erased' };
   if (call.processing_state === 'processed') return { kind: 'succeeded' };
   if (call.processing_state !== 'queued' || call.pending_transcript === null) {
@@ -100,14 +100,10 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
     }
   }
   // where each field was said, from the transcript's times (../../transcript-times.ts), when it has them
-  const { rows: timed } = await deps.db.query<{ times: TranscriptTimes | null }>(
-    'SELECT pending_transcript_times AS times FROM calls WHERE id = $1',
-    [call.id],
-  );
-  const evidence = timedEvidence(text, timed[0]?.times ?? null, result.evidence);
+  const evidence = timedEvidence(text, call.pending_transcript_times, result.evidence);
   return {
     kind: 'succeeded',
-    write: async (tx) => {
+    write: async (tx, locked) => {
       const fresh = await findIngestCall(tx, call.id, { forUpdate: true });
       if (
         !fresh ||
@@ -125,6 +121,8 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
         evidence,
         now: deps.clock.now(),
         voicemail: fresh.voicemail,
+        // read with the lock (the runner's lockRun), in this transaction
+        redaction: locked?.redaction_enabled,
       });
       await settleCompletion(tx, deps, fresh);
     },

@@ -37,7 +37,7 @@ interface CallAudio {
  * got a transcript meanwhile (an adapter posted one) is left as it is. The audio is re-read from
  * storage on each attempt, never buffered here.
  */
-export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
+export const transcribeStage: StageHandler = async ({ deps, job, signal, chain }) => {
   const call = await loadCallAudio(deps.db, job.callId);
   if (!call || call.erased_at) return { kind: 'cancelled', reason: 'the call was erased' };
   if (call.processing_state !== 'none') return { kind: 'succeeded' };
@@ -110,14 +110,8 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
   }
   return {
     kind: 'succeeded',
-    write: async (tx) => {
-      // the runner locked the call row (lockRun); only what may have changed since is read again
-      const { rows } = await tx.query<{ processing_state: string; erased_at: Date | null }>(
-        'SELECT processing_state, erased_at FROM calls WHERE id = $1 FOR UPDATE',
-        [call.id],
-        { name: 'capture_transcribe_recheck_v1' },
-      );
-      const fresh = rows[0];
+    write: async (tx, fresh) => {
+      // the runner locked the call row (lockRun) and read back what may have changed since
       if (!fresh || fresh.erased_at) throw notFound(CALL_NOT_FOUND);
       if (silencedBytes !== null) {
         await tx.query('UPDATE calls SET recording_bytes = $2 WHERE id = $1', [call.id, silencedBytes]);
@@ -130,6 +124,8 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal }) => {
         lineTimes: result.segments.length > 0 ? lineTimes(result.segments) : null,
         talkMetrics: talk,
         segments: result.segments,
+        chain,
+        redaction: fresh.redaction_enabled,
       });
     },
   };

@@ -1,10 +1,11 @@
 import type { Deps } from '../../../deps.ts';
 import { ProviderError } from '../../../domain/capture-providers.ts';
-import { consentAllowsRecording, type RecordingConsent } from '../../../domain/recording-consent.ts';
+import { consentAllowsRecording } from '../../../domain/recording-consent.ts';
 import { AppError } from '../../../errors.ts';
 import { isUuid } from '../../../ids.ts';
+import type { RecordingCall } from '../../../recordings/call-recording.ts';
 import { MAX_RECORDING_BYTES } from '../../../recordings/measure.ts';
-import type { StageHandler } from '../../jobs/types.ts';
+import type { RunChain, StageHandler } from '../../jobs/types.ts';
 import { storeRecording } from '../../recording-ingest.ts';
 import { redactionEnabled } from '../../redaction/index.ts';
 import { findAccountBySid } from '../accounts.ts';
@@ -30,23 +31,21 @@ import { fetchRecordingMp3 } from './rest.ts';
 export async function downloadRecording(
   deps: Deps,
   callId: string,
-  opts: { signal?: AbortSignal } = {},
+  opts: { signal?: AbortSignal; chain?: RunChain } = {},
 ): Promise<'stored' | 'skipped' | 'refused'> {
   if (!isUuid(callId)) return 'skipped';
-  const { rows } = await deps.db.query<{
-    recording_state: string;
-    recording_consent: RecordingConsent;
-    recording_sid: string | null;
-    provider_recording_url: string | null;
-    provider_account_sid: string | null;
-    erased_at: Date | null;
-    organization_id: string;
-  }>(
-    `SELECT recording_state, recording_consent, recording_sid, provider_recording_url, provider_account_sid,
-            erased_at, organization_id
-       FROM calls WHERE id = $1 AND telephony_provider = 'twilio'`,
+  // the call as storeRecording reads it (its first check, before a byte is fetched), and the carrier's side
+  const { rows } = await deps.db.query<
+    RecordingCall & { provider_recording_url: string | null; provider_account_sid: string | null }
+  >(
+    `SELECT c.id, c.organization_id, c.environment, c.direction, c.recording_state, c.recording_mode, c.recording_consent,
+            c.outbound_lifecycle, c.recording_key, c.recording_bytes, c.recording_sid, c.duration, c.recording_deleted_at,
+            c.trashed_at, c.deletion_scheduled_at, c.pending_deletion_at, c.erased_at, o.entitlement,
+            c.provider_recording_url, c.provider_account_sid
+       FROM calls c JOIN organizations o ON o.id = c.organization_id
+      WHERE c.id = $1 AND c.telephony_provider = 'twilio'`,
     [callId],
-    { name: 'twilio_download_call_v2' },
+    { name: 'twilio_download_call_v3' },
   );
   const call = rows[0];
   if (!call || call.erased_at) return 'skipped';
@@ -63,6 +62,8 @@ export async function downloadRecording(
   try {
     const { transcriptionQueued } = await storeRecording(deps, callId, media.body, {
       recordingSid: call.recording_sid ?? undefined,
+      chain: opts.chain,
+      before: call,
     });
     // No transcription follows (the transcript came first, or none is configured): this file is our
     // final copy; otherwise the transcribe stage deletes the carrier's once it stored the silenced one.
@@ -108,10 +109,10 @@ export const CONSENT_REFUSED_REASON =
  * cancelled with the reason, and the recording is deleted at Twilio. A call whose audio may no
  * longer be stored (erased meanwhile, deleted, no_recording) is cancelled the same way.
  */
-export const downloadStage: StageHandler = async ({ deps, job, signal }) => {
+export const downloadStage: StageHandler = async ({ deps, job, signal, chain }) => {
   let outcome: Awaited<ReturnType<typeof downloadRecording>>;
   try {
-    outcome = await downloadRecording(deps, job.callId, { signal });
+    outcome = await downloadRecording(deps, job.callId, { signal, chain });
   } catch (err) {
     if (err instanceof AppError && (err.code === 'CONFLICT' || err.code === 'NOT_FOUND')) {
       return { kind: 'cancelled', reason: `not stored: ${err.message}` };
