@@ -90,8 +90,8 @@ export async function runRetentionSweep(
     ids: await undeletedProviderRecordings(deps, batch, skip),
     handle: (id) =>
       attempt(deps, id, 'provider recording', async () => {
-        // one held by another path (a callback, an erasure) is being deleted there now: not waited for
-        await deleteRecordingAtProvider(deps, id, { skipLocked: true });
+        // one claimed by another path (a callback, an erasure) is not read: it is being deleted there now
+        await deleteRecordingAtProvider(deps, id);
       }),
   }));
   return result;

@@ -8,10 +8,12 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { runRetentionSweep } from '../../src/capture/retention.ts';
 import {
+  DELETE_CLAIM_LEASE_MS,
   deleteCarrierCopy,
   deleteRecordingAtProvider,
 } from '../../src/capture/telephony/provider-recordings.ts';
 import { downloadStage } from '../../src/capture/telephony/twilio/download.ts';
+import { API_TIMEOUT_MS } from '../../src/capture/telephony/twilio/rest.ts';
 import { type FakeProviders, startFakeProviders } from '../helpers/fake-providers.ts';
 import { admin } from '../helpers/http.ts';
 import { settleJobs } from '../helpers/jobs.ts';
@@ -19,6 +21,7 @@ import { AGENT_TONE_HZ, CUSTOMER_TONE_HZ } from '../helpers/stereo-mp3.ts';
 import {
   callIdOf,
   connectOrg,
+  restCall,
   startTelephony,
   type TelephonyEnv,
   type TelephonyOrg,
@@ -74,7 +77,7 @@ async function dueCall(ringTo: string, from: string) {
     assert.equal(deletes(sid), 1, 'Twilio was asked once the transcribe stage stored our copy');
     assert.equal(t.fake.recordings.get(sid)!.deleted, false);
     assert.deepEqual(await carrierColumns(id), { due: true, deleted: false, processing_state: 'processed' });
-    return { id, sid };
+    return { org, id, sid };
   } finally {
     t.fake.failRecordingDeletes = null;
   }
@@ -119,6 +122,59 @@ test('the deletion at Twilio is claimed once: while one DELETE is in flight, the
   assert.deepEqual(await carrierColumns(id), { due: true, deleted: true, processing_state: 'processed' });
   assert.equal((await runRetentionSweep(t.h.deps)).providerRecordingsDeleted, 0);
   assert.equal(deletes(sid), 2);
+});
+
+test('a DELETE Twilio holds blocks no other database work: the call is read over HTTP and its row written while it is in flight', async () => {
+  const { org, id, sid } = await dueCall('+14155550964', '+14155550165');
+  let answer!: () => void;
+  t.fake.holdRecordingDeletes = new Promise<void>((r) => {
+    answer = r;
+  });
+  let settled = false;
+  const first = deleteCarrierCopy(t.h.deps, id).finally(() => {
+    settled = true;
+  });
+  try {
+    while (deletes(sid) < 2) await new Promise((r) => setTimeout(r, 5));
+    // Had the deletion held a transaction across the request (PGlite: the only connection; PostgreSQL:
+    // the call's row lock), these would wait for Twilio's answer, here its client's 15 s timeout.
+    const read = await restCall(t, org, id);
+    assert.equal(read.status, 200);
+    assert.equal(read.body.data.call_id, id);
+    const written = await t.h.db.query('UPDATE calls SET updated_at = updated_at WHERE id = $1', [id]);
+    assert.equal(written.rowCount, 1);
+    assert.equal(settled, false, 'both answered while the DELETE was still in flight');
+  } finally {
+    answer();
+    await first;
+  }
+  assert.equal(deletes(sid), 2);
+  assert.equal(t.fake.recordings.get(sid)!.deleted, true);
+  assert.deepEqual(await carrierColumns(id), { due: true, deleted: true, processing_state: 'processed' });
+});
+
+test('a claim whose claimant died is passed over by the sweep until its lease runs out, then retried', async () => {
+  assert.ok(DELETE_CLAIM_LEASE_MS > API_TIMEOUT_MS, "the lease outlasts the Twilio client's timeout");
+  const { id, sid } = await dueCall('+14155550965', '+14155550166');
+  // a claimant that crashed between its claim and its answer: the claim stays until it runs out
+  const until = new Date(t.h.clock.now().getTime() + DELETE_CLAIM_LEASE_MS);
+  await t.h.db.query('UPDATE calls SET provider_recording_delete_claimed_until = $2 WHERE id = $1', [
+    id,
+    until,
+  ]);
+  assert.equal((await runRetentionSweep(t.h.deps)).providerRecordingsDeleted, 0);
+  assert.equal(await deleteRecordingAtProvider(t.h.deps, id), 'none', 'another path asks nothing either');
+  assert.equal(deletes(sid), 1);
+  t.h.clock.set(until);
+  assert.equal((await runRetentionSweep(t.h.deps)).providerRecordingsDeleted, 1);
+  assert.equal(deletes(sid), 2);
+  assert.equal(t.fake.recordings.get(sid)!.deleted, true);
+  const { rows } = await t.h.db.query<{ claimed: Date | null }>(
+    'SELECT provider_recording_delete_claimed_until AS claimed FROM calls WHERE id = $1',
+    [id],
+  );
+  assert.equal(rows[0]!.claimed, null);
+  assert.deepEqual(await carrierColumns(id), { due: true, deleted: true, processing_state: 'processed' });
 });
 
 test('redaction off: the carrier keeps its copy', async () => {

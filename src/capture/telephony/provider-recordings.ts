@@ -4,69 +4,84 @@ import { findAccountBySid } from './accounts.ts';
 import { deleteTwilioRecording } from './twilio/rest.ts';
 
 /**
+ * How long a claim on a call's deletion at the provider lasts (calls.provider_recording_delete_claimed_until,
+ * migration 0031): 2 minutes, 8 times the Twilio client's timeout (API_TIMEOUT_MS, 15 s: the DELETE is
+ * aborted after it, body included), so a claimant that is still alive has always answered — written
+ * provider_recording_deleted_at, or cleared its claim on an error — long before its claim runs out,
+ * even with the account's read and the writes on a loaded machine. Only a claimant that died (a crash,
+ * a restart) leaves it to run out; the retention sweep (every minute) retries the call after that.
+ */
+export const DELETE_CLAIM_LEASE_MS = 2 * 60_000;
+
+/**
  * Deleting a call's recording at the telephony provider (retention and erasure: the audio must not
  * outlive its deletion here). 'deleted': the provider deleted it now; 'not_found': the provider
  * answered 404 — it was already gone (deletion_kind provider_404); 'none': nothing to delete there
- * (not a provider call, no recording sid, or already deleted at the provider). Either of the first
- * two sets provider_recording_deleted_at. A provider error throws: the caller decides whether
- * to wait (retention) or go on and let the sweep retry (erasure).
+ * (not a provider call, no recording sid, already deleted at the provider, or another path's claim
+ * on it is live: that path is asking the provider now). Either of the first two sets
+ * provider_recording_deleted_at. A provider error throws: the caller decides whether to wait
+ * (retention) or go on and let the sweep retry (erasure).
  *
- * Claimed exactly once: the call's row is locked (FOR UPDATE) from the read of
- * provider_recording_deleted_at through the provider's DELETE to the write of its answer, in one
- * transaction, so a second path — the retention sweep, a refused recording's callback, an erasure,
- * the carrier copy's deletion after the download — waits and then finds it deleted instead of asking
- * the provider again. The lock is held across the provider's request (bounded by its timeout, one
- * call's row); a provider error or a crash rolls back and leaves the deletion due for the sweep.
- * `skipLocked` (the sweep): a call whose deletion another path holds is passed over ('none'), not
- * waited for.
+ * Claimed once, with a lease, not a held transaction (docs/decisions.md "Carrier recording deletion:
+ * a lease, not a row lock across the DELETE"): one UPDATE claims the call — still to delete there, no
+ * live claim — until now + DELETE_CLAIM_LEASE_MS; only the claimant sends the provider's DELETE,
+ * outside any transaction, then writes provider_recording_deleted_at and clears its claim. A second
+ * path — the retention sweep, a refused recording's callback, an erasure, the carrier copy's deletion
+ * after the download — finds the claim live (or the deletion done) and asks the provider nothing. No
+ * connection or row lock is held across the provider's request: on PGlite a transaction holds the
+ * only connection, so a slow Twilio would have stalled every query of the service. A provider error
+ * clears the claim and throws (every path that claims has made the call a sweep candidate, or retries
+ * on its own: retention); a claimant that died leaves it to run out, and the sweep retries then.
  */
 export async function deleteRecordingAtProvider(
   deps: Deps,
   callId: string,
-  opts: { skipLocked?: boolean } = {},
 ): Promise<'deleted' | 'not_found' | 'none'> {
   if (!isUuid(callId)) return 'none';
-  return deps.db.transaction(async (tx) => {
-    const { rows } = await tx.query<{
-      telephony_provider: string | null;
-      provider_account_sid: string | null;
-      recording_sid: string | null;
-      provider_recording_deleted_at: Date | null;
-    }>(
-      `SELECT telephony_provider, provider_account_sid, recording_sid, provider_recording_deleted_at
-         FROM calls WHERE id = $1 FOR UPDATE${opts.skipLocked ? ' SKIP LOCKED' : ''}`,
-      [callId],
-    );
-    const call = rows[0];
-    const markDeleted = () =>
-      tx.query('UPDATE calls SET provider_recording_deleted_at = $2 WHERE id = $1', [
-        callId,
-        deps.clock.now(),
-      ]);
-    if (
-      call?.telephony_provider === 'simulated' &&
-      call.recording_sid &&
-      !call.provider_recording_deleted_at
-    ) {
-      // The simulated carrier's copy went when the download stored ours (simulated/download.ts):
-      // nothing to ask anyone, and nothing for the retention sweep to retry.
-      await markDeleted();
-      return 'none';
-    }
-    if (
-      call?.telephony_provider !== 'twilio' ||
-      !call.recording_sid ||
-      !call.provider_account_sid ||
-      call.provider_recording_deleted_at
-    ) {
-      return 'none';
-    }
-    const account = await findAccountBySid({ db: tx, keys: deps.keys }, call.provider_account_sid);
+  const now = deps.clock.now();
+  const claimedUntil = new Date(now.getTime() + DELETE_CLAIM_LEASE_MS);
+  // The simulated carrier's copy went when the download stored ours (simulated/download.ts): it is
+  // marked deleted here at once — nothing to ask anyone, nothing for the sweep to retry, no claim.
+  const { rows } = await deps.db.query<{
+    telephony_provider: string;
+    provider_account_sid: string | null;
+    recording_sid: string;
+  }>(
+    `UPDATE calls
+        SET provider_recording_deleted_at = CASE WHEN telephony_provider = 'simulated' THEN $2::timestamptz END,
+            provider_recording_delete_claimed_until = CASE WHEN telephony_provider = 'twilio' THEN $3::timestamptz END
+      WHERE id = $1 AND recording_sid IS NOT NULL AND provider_recording_deleted_at IS NULL
+        AND (telephony_provider = 'simulated' OR (telephony_provider = 'twilio' AND provider_account_sid IS NOT NULL))
+        AND (provider_recording_delete_claimed_until IS NULL OR provider_recording_delete_claimed_until <= $2)
+    RETURNING telephony_provider, provider_account_sid, recording_sid`,
+    [callId, now, claimedUntil],
+  );
+  const call = rows[0];
+  if (call?.telephony_provider !== 'twilio' || !call.provider_account_sid) return 'none';
+  let outcome: 'deleted' | 'not_found';
+  try {
+    const account = await findAccountBySid(deps, call.provider_account_sid);
     if (!account) throw new Error(`telephony account ${call.provider_account_sid} is no longer connected`);
-    const outcome = await deleteTwilioRecording(deps.config, account, call.recording_sid);
-    await markDeleted();
-    return outcome;
-  });
+    outcome = await deleteTwilioRecording(deps.config, account, call.recording_sid);
+  } catch (err) {
+    // Released for the sweep's next run (only this claim: one taken over after it ran out stays).
+    await deps.db
+      .query(
+        `UPDATE calls SET provider_recording_delete_claimed_until = NULL
+          WHERE id = $1 AND provider_recording_delete_claimed_until = $2`,
+        [callId, claimedUntil],
+      )
+      .catch(() => {}); // left to run out
+    throw err;
+  }
+  // Only while the call still names this recording (a refused recording's callback may have named
+  // another since, clearing the claim: that one is still to delete).
+  await deps.db.query(
+    `UPDATE calls SET provider_recording_deleted_at = $3, provider_recording_delete_claimed_until = NULL
+      WHERE id = $1 AND recording_sid = $2`,
+    [callId, call.recording_sid, deps.clock.now()],
+  );
+  return outcome;
 }
 
 /**
@@ -102,7 +117,8 @@ export async function deleteCarrierCopy(deps: Deps, callId: string): Promise<voi
  * the recording at the consent announcement (a recording Twilio reported anyway is deleted there,
  * never fetched), but may still exist at the provider, because the provider could not be reached
  * then: the retention sweep retries them. ('announced' = the announcement was never answered,
- * treated as refused: domain/recording-consent.ts.)
+ * treated as refused: domain/recording-consent.ts.) A call whose deletion another path has claimed
+ * (a live provider_recording_delete_claimed_until) is passed over: it is being deleted there now.
  */
 export async function undeletedProviderRecordings(
   deps: Deps,
@@ -114,9 +130,10 @@ export async function undeletedProviderRecordings(
       WHERE recording_sid IS NOT NULL AND telephony_provider IS NOT NULL AND provider_recording_deleted_at IS NULL
         AND (erased_at IS NOT NULL OR recording_state = 'deleted' OR recording_consent IN ('refused', 'announced')
              OR provider_recording_delete_due)
+        AND (provider_recording_delete_claimed_until IS NULL OR provider_recording_delete_claimed_until <= $3)
         AND NOT (id = ANY ($2::uuid[]))
       ORDER BY id LIMIT $1`,
-    [limit, skip],
+    [limit, skip, deps.clock.now()],
   );
   return rows.map((r) => r.id);
 }

@@ -74,7 +74,9 @@ export async function recordingStatusCallback(
         await tx.query(
           `UPDATE calls SET recording_sid = $2, updated_at = $3,
                   provider_recording_deleted_at = CASE WHEN recording_sid IS DISTINCT FROM $2 THEN NULL
-                                                       ELSE provider_recording_deleted_at END
+                                                       ELSE provider_recording_deleted_at END,
+                  provider_recording_delete_claimed_until = CASE WHEN recording_sid IS DISTINCT FROM $2 THEN NULL
+                                                       ELSE provider_recording_delete_claimed_until END
             WHERE id = $1`,
           [call.id, recordingSid, now],
         );

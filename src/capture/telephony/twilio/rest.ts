@@ -25,7 +25,8 @@ export class TwilioRestError extends Error {
   }
 }
 
-const API_TIMEOUT_MS = 15_000;
+/** Every REST request but a recording's download (headers and body): aborted after it. */
+export const API_TIMEOUT_MS = 15_000;
 /** A whole recording download; the stream is aborted after it. */
 const DOWNLOAD_TIMEOUT_MS = 10 * 60_000;
 
