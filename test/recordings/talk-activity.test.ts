@@ -72,7 +72,12 @@ test('overlapping talk is counted for both sides and as overlap', async () => {
 
 // Decode once (src/recordings/decoded-activity.ts): the transcription's split measures the activity
 // as it decodes; channelActivity then takes it instead of decoding again — the very same flags.
-const LIMITS = { maxWindowSeconds: 600, maxWindowBytes: 25 * 1024 * 1024, maxSeconds: 3600, memoryBytes: 1 << 20 };
+const LIMITS = {
+  maxWindowSeconds: 600,
+  maxWindowBytes: 25 * 1024 * 1024,
+  maxSeconds: 3600,
+  memoryBytes: 1 << 20,
+};
 
 test("the split's activity is the one a decode of its own measures, and channelActivity takes it once", async () => {
   const mp3 = stereoSpansMp3({ seconds: 7, left: [[0.5, 3]], right: [[2, 5.5]] });
