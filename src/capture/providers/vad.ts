@@ -260,10 +260,12 @@ export class VoiceDetector {
     const withFull = this.blockVoiced < SEGMENT_FRAMES;
     const len = (withFull ? this.fullBlock.length : 0) + this.block.length;
     if (this.sorted.length < len) this.sorted = new Float64Array(Math.max(len, this.sorted.length * 2, 64));
+    // indexed loops: an array iterator per loop was the detector's largest garbage left
+    const { fullBlock, block, sorted } = this;
     let at = 0;
-    if (withFull) for (const db of this.fullBlock) this.sorted[at++] = db;
-    for (const db of this.block) this.sorted[at++] = db;
-    const v = this.sorted.subarray(0, len).sort();
+    if (withFull) for (let i = 0; i < fullBlock.length; i++) sorted[at++] = fullBlock[i]!;
+    for (let i = 0; i < block.length; i++) sorted[at++] = block[i]!;
+    const v = sorted.subarray(0, len).sort();
     const lo = v[Math.floor(0.1 * (v.length - 1))]!;
     const hi = v[Math.ceil(0.9 * (v.length - 1))]!;
     if (hi - lo < MIN_SWING_DB) return;
@@ -271,7 +273,7 @@ export class VoiceDetector {
     const top = v[v.length - 1]!;
     let loud = 0;
     // counted in the block's own frames: the silent hangover after a noise that stops dead is not speech
-    for (const db of this.block) if (db >= top - LOUD_DB) loud++;
+    for (let i = 0; i < block.length; i++) if (block[i]! >= top - LOUD_DB) loud++;
     if (loud >= MIN_LOUD_FRAMES) this.speechFrames += this.blockVoiced;
   }
 
