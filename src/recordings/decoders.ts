@@ -109,6 +109,19 @@ export class PcmChunk {
   }
 }
 
+const chunks = new WeakMap<MPEGDecoder, PcmChunk>();
+
+/** The PcmChunk that goes with a (pooled) decoder: its arrays are reused from recording to recording too. */
+export function chunkOf(decoder: MPEGDecoder): PcmChunk {
+  let c = chunks.get(decoder);
+  if (!c) {
+    c = new PcmChunk();
+    chunks.set(decoder, c);
+  }
+  c.samples = 0;
+  return c;
+}
+
 interface Mpg123DecodeInternals {
   _decoder: number;
   _inputBytes: number;

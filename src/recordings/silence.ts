@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Mp3Encoder } from '@breezystack/lamejs';
-import { decodeInto, giveBackDecoder, PcmChunk, takeDecoder } from './decoders.ts';
+import { chunkOf, decodeInto, giveBackDecoder, takeDecoder } from './decoders.ts';
 import type { BlobStore } from './store.ts';
 
 /**
@@ -58,7 +58,7 @@ export async function silenceRecording(
   let at = 0; // samples decoded so far (per channel)
   let silenced = 0;
   let skip = REENCODE_SHIFT_SAMPLES; // samples still to drop from the start of the encoder's input
-  const decoded = new PcmChunk(); // reused from chunk to chunk
+  const decoded = chunkOf(decoder); // reused from chunk to chunk
   try {
     for await (const chunk of store.read(key)) {
       const samplesDecoded = decodeInto(decoder, chunk as Uint8Array, decoded);

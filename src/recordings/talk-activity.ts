@@ -1,5 +1,5 @@
 import { takeActivity } from './decoded-activity.ts';
-import { decodeInto, giveBackDecoder, PcmChunk, takeDecoder } from './decoders.ts';
+import { chunkOf, decodeInto, giveBackDecoder, takeDecoder } from './decoders.ts';
 import type { BlobStore } from './store.ts';
 
 /**
@@ -81,7 +81,7 @@ export async function channelActivity(store: BlobStore, key: string): Promise<Ch
   const decoder = await takeDecoder();
   let healthy = false;
   const meter = new ActivityMeter();
-  const pcm = new PcmChunk();
+  const pcm = chunkOf(decoder);
   try {
     for await (const chunk of store.read(key)) {
       const n = decodeInto(decoder, chunk as Uint8Array, pcm);

@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import type { Readable } from 'node:stream';
 import { rememberActivity } from '../../recordings/decoded-activity.ts';
-import { decodeInto, giveBackDecoder, PcmChunk, takeDecoder } from '../../recordings/decoders.ts';
+import { chunkOf, decodeInto, giveBackDecoder, takeDecoder } from '../../recordings/decoders.ts';
 import { ActivityMeter } from '../../recordings/talk-activity.ts';
 import { ProviderError } from './types.ts';
 import { VoiceDetector } from './vad.ts';
@@ -79,7 +79,7 @@ export async function splitStereoMp3(
   let detectors: [VoiceDetector, VoiceDetector] | null = null;
   const scratch = [new PcmScratch(), new PcmScratch()] as const;
   // decoded into reused arrays; the talk metrics' voice activity measured on the way (decode once)
-  const pcm = new PcmChunk();
+  const pcm = chunkOf(decoder);
   const meter = new ActivityMeter();
   let mp3Bytes = 0;
 
