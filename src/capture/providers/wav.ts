@@ -25,7 +25,10 @@ export const WAV_HEADER_BYTES = 44;
 export interface ChannelWindow {
   /** seconds from the start of the recording */
   offset: number;
-  /** [agent, customer] file paths; written only for a window not kept in memory (no `wavs`) */
+  /**
+   * [agent, customer] file paths; written only for a window not kept in memory (no `wavs`); empty
+   * for a window kept in memory when the folder is made on demand (`dir` a function)
+   */
   files: [string, string];
   /** [agent, customer] WAV bytes of a window kept in memory (limits.memoryBytes): no file was written */
   wavs?: [Buffer, Buffer];
@@ -54,7 +57,8 @@ interface OpenWindow {
 }
 
 /**
- * Decodes `mp3` into `dir` (which the caller creates and removes). Windows hold at most
+ * Decodes `mp3` into `dir` (which the caller creates and removes; or a function that makes it, called
+ * only when a window is written to disk: a recording whose windows all stay in memory makes no folder). Windows hold at most
  * `maxWindowSeconds` and at most `maxWindowBytes` of WAV each; more than `maxSeconds` of audio in all
  * is refused with ProviderError('too_large'). A source above MAX_OUTPUT_RATE is resampled to it.
  * `memoryBytes`: a window whose WAV stays within it per channel is kept in memory (`wavs`) and never
@@ -63,7 +67,7 @@ interface OpenWindow {
 export async function splitStereoMp3(
   provider: string,
   mp3: Readable,
-  dir: string,
+  dir: string | (() => Promise<string>),
   limits: { maxWindowSeconds: number; maxWindowBytes: number; maxSeconds: number; memoryBytes?: number },
 ): Promise<SplitResult> {
   const memoryBytes = limits.memoryBytes ?? 0;
@@ -101,7 +105,12 @@ export async function splitStereoMp3(
     }
   };
   /** Moves a window kept in memory to its files (it outgrew memoryBytes), or opens them. */
+  const filesOf = (i: number, d: string): [string, string] => [
+    `${d}/agent-${i}.wav`,
+    `${d}/customer-${i}.wav`,
+  ];
   const toDisk = async (o: OpenWindow) => {
+    if (typeof dir !== 'string') o.w.files = filesOf(windows.indexOf(o.w), await dir());
     const fhs = [await open(o.w.files[0], 'w'), await open(o.w.files[1], 'w')] as NonNullable<
       OpenWindow['fhs']
     >;
@@ -115,7 +124,7 @@ export async function splitStereoMp3(
   };
   const openWindow = async (): Promise<OpenWindow> => {
     const i = windows.length;
-    const files: [string, string] = [`${dir}/agent-${i}.wav`, `${dir}/customer-${i}.wav`];
+    const files: [string, string] = typeof dir === 'string' ? filesOf(i, dir) : ['', ''];
     const w: ChannelWindow = { offset: (i * windowSamples) / sampleRate, files, speech: [false, false] };
     windows.push(w);
     const o: OpenWindow = { w, fhs: null, pcm: [EMPTY, EMPTY], samples: 0 };
