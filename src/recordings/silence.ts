@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Mp3Encoder } from '@breezystack/lamejs';
-import { giveBackDecoder, takeDecoder } from './decoders.ts';
+import { chunkOf, decodeInto, giveBackDecoder, takeDecoder } from './decoders.ts';
 import type { BlobStore } from './store.ts';
 
 /**
@@ -58,16 +58,17 @@ export async function silenceRecording(
   let at = 0; // samples decoded so far (per channel)
   let silenced = 0;
   let skip = REENCODE_SHIFT_SAMPLES; // samples still to drop from the start of the encoder's input
+  const decoded = chunkOf(decoder); // reused from chunk to chunk
   try {
     for await (const chunk of store.read(key)) {
-      const { channelData, samplesDecoded, sampleRate } = decoder.decode(chunk as Uint8Array);
+      const samplesDecoded = decodeInto(decoder, chunk as Uint8Array, decoded);
       if (samplesDecoded === 0) continue;
       if (!encoder) {
-        rate = sampleRate;
-        channels = Math.min(2, channelData.length);
+        rate = decoded.sampleRate;
+        channels = 2; // mpg123-decoder answers two channels, a mono file's twice
         encoder = new Mp3Encoder(channels, rate, kbpsFor(rate, channels));
       }
-      const data = channelData.slice(0, channels).map((c) => c.subarray(0, samplesDecoded));
+      const data = [decoded.left.subarray(0, samplesDecoded), decoded.right.subarray(0, samplesDecoded)];
       for (const s of spans) {
         const from = Math.max(at, Math.floor(s.start * rate));
         const to = Math.min(at + samplesDecoded, Math.ceil(s.end * rate));

@@ -3,6 +3,7 @@ import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { forgetActivity, noteRead } from './decoded-activity.ts';
 
 /** Recordings are blobs behind this small interface; the default keeps files under DATA_DIR/recordings. */
 export interface BlobStore {
@@ -27,15 +28,17 @@ export function fileBlobStore(root: string): BlobStore {
     if (!/^[A-Za-z0-9/_.-]+$/.test(key) || key.includes('..')) throw new Error('invalid blob key');
     return join(root, key);
   };
-  return {
+  const store: BlobStore = {
     async put(key, body) {
       const path = pathOf(key);
+      forgetActivity(store, key);
       await mkdir(dirname(path), { recursive: true });
       const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
       try {
         if (body instanceof Readable) await pipeline(body, createWriteStream(tmp));
         else await writeChunks(tmp, body);
         await rename(tmp, path);
+        forgetActivity(store, key);
       } catch (err) {
         await rm(tmp, { force: true });
         throw err;
@@ -50,13 +53,18 @@ export function fileBlobStore(root: string): BlobStore {
       }
     },
     read(key, range) {
-      return createReadStream(pathOf(key), range ? { start: range.start, end: range.end } : {});
+      if (range) return createReadStream(pathOf(key), { start: range.start, end: range.end });
+      const stream = createReadStream(pathOf(key));
+      noteRead(stream, store, key); // the transcription's split decodes it once (decoded-activity.ts)
+      return stream;
     },
     localPath: pathOf,
     async delete(key) {
+      forgetActivity(store, key);
       await rm(pathOf(key), { force: true });
     },
   };
+  return store;
 }
 
 /** Each chunk written whole before the next is asked for: one write in flight, nothing queued. */

@@ -1,4 +1,5 @@
-import { giveBackDecoder, takeDecoder } from './decoders.ts';
+import { takeActivity } from './decoded-activity.ts';
+import { chunkOf, decodeInto, giveBackDecoder, takeDecoder } from './decoders.ts';
 import type { BlobStore } from './store.ts';
 
 /**
@@ -23,35 +24,68 @@ export interface ChannelActivity {
 }
 
 /**
+ * The flags of a recording's frames, fed decoded chunks in order (channelActivity, and the
+ * transcription's split, which decodes the same recording: decoded-activity.ts).
+ */
+export class ActivityMeter {
+  private readonly flags: [boolean[], boolean[]] = [[], []];
+  // the frame being summed, per channel: sum of squares and samples so far
+  private sum0 = 0;
+  private sum1 = 0;
+  private filled = 0;
+  private frameSamples = 0;
+
+  /** The first `n` samples of both channels, at `sampleRate`. */
+  push(l: Float32Array, r: Float32Array, n: number, sampleRate: number): void {
+    if (n === 0) return;
+    if (this.frameSamples === 0) this.frameSamples = Math.round(sampleRate * FRAME_SECONDS);
+    const frameSamples = this.frameSamples;
+    const [f0, f1] = this.flags;
+    let s0 = this.sum0;
+    let s1 = this.sum1;
+    let filled = this.filled;
+    for (let i = 0; i < n; i++) {
+      const a = l[i]!;
+      const b = r[i]!;
+      s0 += a * a;
+      s1 += b * b;
+      if (++filled === frameSamples) {
+        f0.push(Math.sqrt(s0 / frameSamples) > ACTIVE_RMS);
+        f1.push(Math.sqrt(s1 / frameSamples) > ACTIVE_RMS);
+        s0 = 0;
+        s1 = 0;
+        filled = 0;
+      }
+    }
+    this.sum0 = s0;
+    this.sum1 = s1;
+    this.filled = filled;
+  }
+
+  /** null when nothing was decoded */
+  result(): ChannelActivity | null {
+    if (this.frameSamples === 0) return null;
+    return { frameSeconds: FRAME_SECONDS, channels: this.flags };
+  }
+}
+
+/**
  * The activity of the first two channels; null when the recording cannot be decoded. The caller
  * checks that the recording has two channels (recordings/channels.ts): the decoder answers two for
- * a mono file too.
+ * a mono file too. When the transcription's split has just decoded the same recording, what it
+ * measured is used (decoded-activity.ts): the same flags, no second decode.
  */
 export async function channelActivity(store: BlobStore, key: string): Promise<ChannelActivity | null> {
+  const measured = await takeActivity(store, key);
+  if (measured) return measured;
   const decoder = await takeDecoder();
   let healthy = false;
-  const flags: [boolean[], boolean[]] = [[], []];
-  // the frame being summed, per channel: sum of squares and samples so far
-  const sum = [0, 0];
-  let filled = 0;
-  let frameSamples = 0;
+  const meter = new ActivityMeter();
+  const pcm = chunkOf(decoder);
   try {
     for await (const chunk of store.read(key)) {
-      const { channelData, samplesDecoded, sampleRate } = decoder.decode(chunk as Uint8Array);
-      if (samplesDecoded === 0) continue;
-      if (frameSamples === 0) frameSamples = Math.round(sampleRate * FRAME_SECONDS);
-      const [l, r] = channelData;
-      for (let i = 0; i < samplesDecoded; i++) {
-        sum[0] += l[i] * l[i];
-        sum[1] += r[i] * r[i];
-        if (++filled === frameSamples) {
-          for (const ch of [0, 1] as const) {
-            flags[ch].push(Math.sqrt(sum[ch] / frameSamples) > ACTIVE_RMS);
-            sum[ch] = 0;
-          }
-          filled = 0;
-        }
-      }
+      const n = decodeInto(decoder, chunk as Uint8Array, pcm);
+      meter.push(pcm.left, pcm.right, n, pcm.sampleRate);
     }
     healthy = true;
   } catch {
@@ -59,6 +93,5 @@ export async function channelActivity(store: BlobStore, key: string): Promise<Ch
   } finally {
     giveBackDecoder(decoder, healthy);
   }
-  if (frameSamples === 0) return null;
-  return { frameSeconds: FRAME_SECONDS, channels: flags };
+  return meter.result();
 }

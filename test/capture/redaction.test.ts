@@ -11,7 +11,7 @@ import {
   steuerIdValid,
 } from '../../src/capture/redaction/checksums.ts';
 import { germanNumber, numberAtom, readGroups } from '../../src/capture/redaction/numbers.ts';
-import { redactText } from '../../src/capture/redaction/redact.ts';
+import { findPii, redactText } from '../../src/capture/redaction/redact.ts';
 
 const digitsOf = (words: string) =>
   readGroups(words.split(/[\s-]+/).map((w) => numberAtom(w) ?? { k: 'and' as const }))
@@ -148,5 +148,19 @@ describe('redactText twice', () => {
     const codes =
       'the [security code] and [card number] then 415 555 0123, passport [passport number] at 12 Elm St';
     assert.equal(redactText(codes).text, codes);
+  });
+});
+
+describe('findPii remembers the last texts', () => {
+  it('answers the same spans again, each caller its own copies', () => {
+    const text = 'Customer: my card is 4111 1111 1111 1111, thanks';
+    const first = findPii(text);
+    assert.equal(first.length, 1);
+    const again = findPii(text);
+    assert.deepEqual(again, first);
+    assert.notEqual(again[0], first[0]);
+    first[0]!.start = 0;
+    first.length = 0;
+    assert.deepEqual(findPii(text), again);
   });
 });

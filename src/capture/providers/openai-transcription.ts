@@ -162,19 +162,24 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
     async transcribe(input: TranscriptionInput): Promise<TranscriptionResult> {
       if (input.channels === 1 && input.byteLength > maxUploadBytes)
         throw tooLarge(name, input.byteLength, maxUploadBytes);
-      const dir = await mkdtemp(join(opts.tmpDir ?? tmpdir(), 'callcap-stt-'));
+      // made when first needed: a dual-channel recording whose windows stay in memory needs no folder
+      let dir: string | null = null;
+      const folder = async () => {
+        dir ??= await mkdtemp(join(opts.tmpDir ?? tmpdir(), 'callcap-stt-'));
+        return dir;
+      };
       try {
         const segments: TranscriptSegment[] = [];
         const languages: (string | null)[] = [];
         if (input.channels === 1) {
           const ext = extensionOf(input.contentType);
-          const file = join(dir, `recording.${ext}`);
+          const file = join(await folder(), `recording.${ext}`);
           await pipeline(await input.openAudio(), createWriteStream(file));
           const r = await upload(file, `recording.${ext}`, input.contentType, input.signal);
           languages.push(r.language);
           for (const s of r.segments) segments.push({ speaker: 'customer', ...s });
         } else {
-          const split = await splitStereoMp3(name, await input.openAudio(), dir, {
+          const split = await splitStereoMp3(name, await input.openAudio(), folder, {
             maxWindowSeconds: WINDOW_SECONDS,
             maxWindowBytes: maxUploadBytes,
             maxSeconds: opts.maxRecordingSeconds ?? MAX_RECORDING_SECONDS,
@@ -231,7 +236,7 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
           segments: merged,
         };
       } finally {
-        await rm(dir, { recursive: true, force: true });
+        if (dir) await rm(dir, { recursive: true, force: true });
       }
     },
   };

@@ -94,6 +94,8 @@ export class VoiceDetector {
   private blockVoiced = 0;
   /** the energies of the run's last full block: a short tail is judged with them */
   private fullBlock: number[] = [];
+  /** judgeBlock's energies, sorted */
+  private sorted = new Float64Array(64);
   private speechFrames = 0;
   private voicedFrames = 0;
   private frames = 0;
@@ -131,7 +133,9 @@ export class VoiceDetector {
     if (this.ratio === 1) {
       for (let i = from; i < end; ) {
         const k = Math.min(end - i, this.frameLength - this.filled);
-        this.buf.set(samples.subarray(i, i + k), this.filled);
+        // copied sample by sample: a subarray per frame was most of the detector's garbage
+        const buf = this.buf;
+        for (let j = 0, at = this.filled; j < k; j++) buf[at + j] = samples[i + j]!;
         this.filled += k;
         i += k;
         if (this.filled === this.frameLength) this.processFrame();
@@ -252,9 +256,16 @@ export class VoiceDetector {
     if (this.runLength < this.minRun) return;
     // the tail of a long run is judged with the block before it: a steady noise that stops dead
     // would otherwise swing from its few last frames to the silence after it
-    const v = (
-      this.blockVoiced < SEGMENT_FRAMES ? this.fullBlock.concat(this.block) : this.block.slice()
-    ).sort((a, b) => a - b);
+    // sorted in a reused typed array (numeric order, as (a, b) => a - b): no array per block
+    const withFull = this.blockVoiced < SEGMENT_FRAMES;
+    const len = (withFull ? this.fullBlock.length : 0) + this.block.length;
+    if (this.sorted.length < len) this.sorted = new Float64Array(Math.max(len, this.sorted.length * 2, 64));
+    // indexed loops: an array iterator per loop was the detector's largest garbage left
+    const { fullBlock, block, sorted } = this;
+    let at = 0;
+    if (withFull) for (let i = 0; i < fullBlock.length; i++) sorted[at++] = fullBlock[i]!;
+    for (let i = 0; i < block.length; i++) sorted[at++] = block[i]!;
+    const v = sorted.subarray(0, len).sort();
     const lo = v[Math.floor(0.1 * (v.length - 1))]!;
     const hi = v[Math.ceil(0.9 * (v.length - 1))]!;
     if (hi - lo < MIN_SWING_DB) return;
@@ -262,7 +273,7 @@ export class VoiceDetector {
     const top = v[v.length - 1]!;
     let loud = 0;
     // counted in the block's own frames: the silent hangover after a noise that stops dead is not speech
-    for (const db of this.block) if (db >= top - LOUD_DB) loud++;
+    for (let i = 0; i < block.length; i++) if (block[i]! >= top - LOUD_DB) loud++;
     if (loud >= MIN_LOUD_FRAMES) this.speechFrames += this.blockVoiced;
   }
 

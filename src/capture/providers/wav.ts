@@ -1,7 +1,9 @@
 import { open } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import type { Readable } from 'node:stream';
-import { giveBackDecoder, takeDecoder } from '../../recordings/decoders.ts';
+import { rememberActivity } from '../../recordings/decoded-activity.ts';
+import { chunkOf, decodeInto, giveBackDecoder, takeDecoder } from '../../recordings/decoders.ts';
+import { ActivityMeter } from '../../recordings/talk-activity.ts';
 import { ProviderError } from './types.ts';
 import { VoiceDetector } from './vad.ts';
 
@@ -23,7 +25,10 @@ export const WAV_HEADER_BYTES = 44;
 export interface ChannelWindow {
   /** seconds from the start of the recording */
   offset: number;
-  /** [agent, customer] file paths; written only for a window not kept in memory (no `wavs`) */
+  /**
+   * [agent, customer] file paths; written only for a window not kept in memory (no `wavs`); empty
+   * for a window kept in memory when the folder is made on demand (`dir` a function)
+   */
   files: [string, string];
   /** [agent, customer] WAV bytes of a window kept in memory (limits.memoryBytes): no file was written */
   wavs?: [Buffer, Buffer];
@@ -43,13 +48,17 @@ interface OpenWindow {
   w: ChannelWindow;
   /** the files, once the window is on disk */
   fhs: [Awaited<ReturnType<typeof open>>, Awaited<ReturnType<typeof open>>] | null;
-  /** each channel's PCM so far while the window is in memory (fhs null) */
-  pcm: [Buffer[], Buffer[]];
+  /**
+   * each channel's WAV so far while the window is in memory (fhs null): room for the header, then
+   * the PCM, in a buffer grown by doubling (one copy per chunk, none at the window's end)
+   */
+  pcm: [Buffer, Buffer];
   samples: number;
 }
 
 /**
- * Decodes `mp3` into `dir` (which the caller creates and removes). Windows hold at most
+ * Decodes `mp3` into `dir` (which the caller creates and removes; or a function that makes it, called
+ * only when a window is written to disk: a recording whose windows all stay in memory makes no folder). Windows hold at most
  * `maxWindowSeconds` and at most `maxWindowBytes` of WAV each; more than `maxSeconds` of audio in all
  * is refused with ProviderError('too_large'). A source above MAX_OUTPUT_RATE is resampled to it.
  * `memoryBytes`: a window whose WAV stays within it per channel is kept in memory (`wavs`) and never
@@ -58,7 +67,7 @@ interface OpenWindow {
 export async function splitStereoMp3(
   provider: string,
   mp3: Readable,
-  dir: string,
+  dir: string | (() => Promise<string>),
   limits: { maxWindowSeconds: number; maxWindowBytes: number; maxSeconds: number; memoryBytes?: number },
 ): Promise<SplitResult> {
   const memoryBytes = limits.memoryBytes ?? 0;
@@ -73,12 +82,21 @@ export async function splitStereoMp3(
   let resamplers: [AreaResampler, AreaResampler] | null = null;
   let detectors: [VoiceDetector, VoiceDetector] | null = null;
   const scratch = [new PcmScratch(), new PcmScratch()] as const;
+  // decoded into reused arrays; the talk metrics' voice activity measured on the way (decode once)
+  const pcm = chunkOf(decoder);
+  const meter = new ActivityMeter();
+  let mp3Bytes = 0;
 
   const closeWindow = async (o: OpenWindow) => {
     for (const ch of [0, 1] as const) o.w.speech[ch] = detectors?.[ch].endWindow().speech ?? false;
     if (!o.fhs) {
       const header = wavHeader(sampleRate, o.samples);
-      o.w.wavs = [Buffer.concat([header, ...o.pcm[0]]), Buffer.concat([header, ...o.pcm[1]])];
+      const end = WAV_HEADER_BYTES + o.samples * 2;
+      for (const ch of [0, 1] as const) {
+        if (o.pcm[ch].length < end) o.pcm[ch] = grown(o.pcm[ch], end, end, o.samples);
+        header.copy(o.pcm[ch], 0);
+      }
+      o.w.wavs = [o.pcm[0].subarray(0, end), o.pcm[1].subarray(0, end)];
       return;
     }
     for (const ch of [0, 1] as const) {
@@ -87,7 +105,12 @@ export async function splitStereoMp3(
     }
   };
   /** Moves a window kept in memory to its files (it outgrew memoryBytes), or opens them. */
+  const filesOf = (i: number, d: string): [string, string] => [
+    `${d}/agent-${i}.wav`,
+    `${d}/customer-${i}.wav`,
+  ];
   const toDisk = async (o: OpenWindow) => {
+    if (typeof dir !== 'string') o.w.files = filesOf(windows.indexOf(o.w), await dir());
     const fhs = [await open(o.w.files[0], 'w'), await open(o.w.files[1], 'w')] as NonNullable<
       OpenWindow['fhs']
     >;
@@ -95,16 +118,16 @@ export async function splitStereoMp3(
     for (const ch of [0, 1] as const) {
       // room for the header, written when the window closes and its length is known
       await fhs[ch].write(Buffer.alloc(WAV_HEADER_BYTES));
-      for (const part of o.pcm[ch]) await fhs[ch].write(part);
-      o.pcm[ch] = [];
+      if (o.samples > 0) await fhs[ch].write(o.pcm[ch], WAV_HEADER_BYTES, o.samples * 2);
+      o.pcm[ch] = EMPTY;
     }
   };
   const openWindow = async (): Promise<OpenWindow> => {
     const i = windows.length;
-    const files: [string, string] = [`${dir}/agent-${i}.wav`, `${dir}/customer-${i}.wav`];
+    const files: [string, string] = typeof dir === 'string' ? filesOf(i, dir) : ['', ''];
     const w: ChannelWindow = { offset: (i * windowSamples) / sampleRate, files, speech: [false, false] };
     windows.push(w);
-    const o: OpenWindow = { w, fhs: null, pcm: [[], []], samples: 0 };
+    const o: OpenWindow = { w, fhs: null, pcm: [EMPTY, EMPTY], samples: 0 };
     if (memoryBytes <= WAV_HEADER_BYTES) await toDisk(o);
     return o;
   };
@@ -119,7 +142,11 @@ export async function splitStereoMp3(
         const fhs = cur.fhs as OpenWindow['fhs'];
         if (fhs) await fhs[ch].write(scratch[ch].bytes, at * 2, k * 2);
         // a copy: the scratch buffer is reused by the next chunk
-        else cur.pcm[ch].push(Buffer.from(scratch[ch].bytes.subarray(at * 2, (at + k) * 2)));
+        else {
+          const end = WAV_HEADER_BYTES + (cur.samples + k) * 2;
+          if (cur.pcm[ch].length < end) cur.pcm[ch] = grown(cur.pcm[ch], end, memoryBytes, cur.samples);
+          scratch[ch].bytes.copy(cur.pcm[ch], WAV_HEADER_BYTES + cur.samples * 2, at * 2, (at + k) * 2);
+        }
         detectors?.[ch].push(scratch[ch].int16(), at, k);
       }
       cur.samples += k;
@@ -134,8 +161,10 @@ export async function splitStereoMp3(
 
   try {
     for await (const chunk of mp3) {
-      const { channelData, samplesDecoded, sampleRate: rate } = decoder.decode(chunk as Uint8Array);
+      mp3Bytes += (chunk as Uint8Array).length;
+      const samplesDecoded = decodeInto(decoder, chunk as Uint8Array, pcm);
       if (samplesDecoded === 0) continue;
+      const rate = pcm.sampleRate;
       if (sourceRate === 0) {
         sourceRate = rate;
         sampleRate = Math.min(rate, MAX_OUTPUT_RATE);
@@ -158,9 +187,10 @@ export async function splitStereoMp3(
           'too_large',
           `the recording is longer than ${limits.maxSeconds} seconds, the longest this service transcribes`,
         );
+      meter.push(pcm.left, pcm.right, samplesDecoded, rate);
       let n = 0;
       for (const ch of [0, 1] as const) {
-        const samples = (channelData[ch] ?? channelData[0]!).subarray(0, samplesDecoded);
+        const samples = (ch === 0 ? pcm.left : pcm.right).subarray(0, samplesDecoded);
         n = resamplers ? scratch[ch].fillResampled(samples, resamplers[ch]) : scratch[ch].fill(samples);
       }
       await append(n);
@@ -187,6 +217,8 @@ export async function splitStereoMp3(
   }
   if (sampleRate === 0)
     throw new ProviderError(provider, 'fatal', 'the recording holds no MP3 audio that could be decoded');
+  const activity = meter.result();
+  if (activity) rememberActivity(mp3, activity, mp3Bytes);
   return { sampleRate, duration: total / sourceRate, windows };
 }
 
@@ -308,6 +340,19 @@ class PcmScratch {
     for (let i = 0; i < out.length; i++) out[i] = this.bytes.readInt16LE(i * 2);
     return out;
   }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * A window's in-memory WAV with room for `need` bytes (header included), at most `cap` unless more
+ * is needed, keeping its first `samples` samples.
+ */
+function grown(old: Buffer, need: number, cap: number, samples: number): Buffer {
+  const size = Math.max(need, Math.min(cap, Math.max(old.length * 2, 64 * 1024)));
+  const b = Buffer.allocUnsafe(size);
+  if (samples > 0) old.copy(b, WAV_HEADER_BYTES, WAV_HEADER_BYTES, WAV_HEADER_BYTES + samples * 2);
+  return b;
 }
 
 /** The 44-byte RIFF header of a mono 16-bit PCM WAV of `samples` samples. */

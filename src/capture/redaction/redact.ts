@@ -413,7 +413,31 @@ const TOKENS_RE = new RegExp(
   'g',
 );
 
+/**
+ * The last texts' spans: a call's transcript is redacted three times in a row — for the audio's
+ * silencing (audio-spans.ts), before it is first written (queueTranscript) and with the analysis
+ * (storeAnalysis: the same text again when nothing was found) — and findPii is pure. At most
+ * MEMO_ENTRIES texts of at most MEMO_MAX_CHARS each; callers get their own copies of the spans.
+ */
+const MEMO_ENTRIES = 32;
+const MEMO_MAX_CHARS = 100_000;
+const memo = new Map<string, readonly PiiSpan[]>();
+
 export function findPii(input: string): PiiSpan[] {
+  if (input.length > MEMO_MAX_CHARS) return findPiiIn(input);
+  let spans = memo.get(input);
+  if (spans) {
+    // most recently used last
+    memo.delete(input);
+  } else {
+    spans = findPiiIn(input);
+    if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value as string);
+  }
+  memo.set(input, spans);
+  return spans.map((s) => ({ ...s }));
+}
+
+function findPiiIn(input: string): PiiSpan[] {
   if (!/[\d\p{L}]/u.test(input)) return [];
   const text = input.includes('[') ? input.replace(TOKENS_RE, (t) => `[${'x'.repeat(t.length - 2)}]`) : input;
   const lower = text.toLowerCase();

@@ -218,3 +218,30 @@ test('each window is judged on its own: silence, then speech, in 2-second window
     ],
   );
 });
+
+test('windows kept in memory are the bytes of the files, and a folder made on demand is made only for a window on disk', async () => {
+  const mp3 = stereoMp3({ seconds: 3, ...INBOUND_TONES });
+  const onDisk = await split(mp3, 'on-disk');
+  let made = 0;
+  const folder = async () => {
+    made++;
+    const d = join(dir, `lazy-${made}`);
+    await mkdir(d);
+    return d;
+  };
+  const inMemory = await splitStereoMp3('test', Readable.from([mp3]), folder, {
+    ...limits,
+    memoryBytes: 1 << 20,
+  });
+  assert.equal(made, 0);
+  assert.deepEqual(inMemory.windows[0]!.wavs, onDisk.wavs);
+  // past memoryBytes: moved to the folder, made then, the same bytes
+  const moved = await splitStereoMp3('test', Readable.from([mp3]), folder, {
+    ...limits,
+    memoryBytes: 50_000,
+  });
+  assert.equal(made, 1);
+  const files = moved.windows[0]!.files;
+  assert.ok(files[0].startsWith(join(dir, 'lazy-1')));
+  assert.deepEqual(await Promise.all(files.map((f) => readFile(f))), onDisk.wavs);
+});
