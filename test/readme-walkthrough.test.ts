@@ -273,7 +273,11 @@ test('the README walkthrough runs command by command and the receiver prints the
       if (b.child.exitCode !== null || b.child.signalCode !== null) continue;
       const exited = new Promise((r) => b.child.once('exit', r));
       process.kill(-(b.child.pid as number), 'SIGTERM');
-      await Promise.race([exited, sleep(15_000)]);
+      // The 15 s bound is cleared once the child exits: a pending timer would keep the file open
+      // (its process, or its test worker) for the rest of the 15 s.
+      let bound: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((r) => (bound = setTimeout(r, 15_000)))]);
+      clearTimeout(bound);
       if (b.child.exitCode === null && b.child.signalCode === null)
         process.kill(-(b.child.pid as number), 'SIGKILL');
     }

@@ -75,7 +75,14 @@ async function until<T>(
 async function stop(p: Proc | undefined) {
   if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return;
   p.child.kill('SIGTERM');
-  const done = await Promise.race([p.exited.then(() => true), sleep(15_000).then(() => false)]);
+  // The 15 s bound is cleared once the process exits: a pending timer would keep the file open
+  // (its process, or its test worker) for the rest of the 15 s.
+  let bound: NodeJS.Timeout | undefined;
+  const done = await Promise.race([
+    p.exited.then(() => true),
+    new Promise<false>((r) => (bound = setTimeout(() => r(false), 15_000))),
+  ]);
+  clearTimeout(bound);
   if (!done) p.child.kill('SIGKILL');
 }
 

@@ -201,7 +201,11 @@ test('a 20 MB recording is streamed over a real socket, never read ahead of the 
     await app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = app.server.address() as AddressInfo;
     const link = mintRecordingLink(h.deps, callId, REST_LINK_TTL_MS);
-    const res = await fetch(`http://127.0.0.1:${port}${pathOf(link.url)}`);
+    // `Connection: close`: the server ends the socket with the response, so `app.close()` below does
+    // not wait out the keep-alive (72 s) of a connection still busy when it began closing.
+    const res = await fetch(`http://127.0.0.1:${port}${pathOf(link.url)}`, {
+      headers: { connection: 'close' },
+    });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-length'), String(big.length));
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
