@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { METRICS_CONTENT_TYPE, processMetrics } from '../observability/metrics.ts';
+import { installConnectionDrain } from './connection-drain.ts';
 import { installHttpMetrics } from './metrics-hooks.ts';
 
 /**
@@ -10,6 +11,7 @@ import { installHttpMetrics } from './metrics-hooks.ts';
 export function buildMetricsApp(): FastifyInstance {
   const app = Fastify({ logger: false });
   installHttpMetrics(app, 'metrics');
+  installConnectionDrain(app);
   app.get('/metrics', async (_req, reply) => {
     reply.header('content-type', METRICS_CONTENT_TYPE).header('cache-control', 'no-store');
     return processMetrics();

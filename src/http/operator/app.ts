@@ -3,6 +3,7 @@ import { createJobRunner } from '../../capture/jobs/runner.ts';
 import { captureStageHandlers } from '../../capture/jobs/stages/index.ts';
 import type { StageHandlers } from '../../capture/jobs/types.ts';
 import type { Deps } from '../../deps.ts';
+import { installConnectionDrain } from '../connection-drain.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
 import { healthRoutes } from '../health.ts';
 import { installJsonParser, JSON_BODY_LIMIT } from '../json-body.ts';
@@ -45,6 +46,7 @@ export async function buildOperatorApp(
   installErrorHandling(app, deps.clock);
   installJsonParser(app);
   installNulGuard(app);
+  installConnectionDrain(app);
   // Runs the processing jobs this listener's requests enqueue, right after their response; closing
   // the app waits for them. The worker role runs everything else (src/worker.ts).
   const jobs = createJobRunner(deps, { handlers: { ...captureStageHandlers(), ...opts.stageHandlers } });

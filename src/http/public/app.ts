@@ -2,6 +2,7 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { StageHandlers } from '../../capture/jobs/types.ts';
 import type { Deps } from '../../deps.ts';
+import { installConnectionDrain } from '../connection-drain.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from '../error-handler.ts';
 import { healthRoutes } from '../health.ts';
 import { installJsonParser, JSON_BODY_LIMIT } from '../json-body.ts';
@@ -37,6 +38,7 @@ export async function buildPublicApp(
   installErrorHandling(app, deps.clock);
   installJsonParser(app);
   installNulGuard(app);
+  installConnectionDrain(app);
   await app.register(cookie);
   await app.register(healthRoutes(deps));
   await app.register(apiRoutes(deps), { prefix: '/api/v1' });
