@@ -35,7 +35,8 @@ export function recordingSettled(c: Pick<IngestCall, 'recording_state' | 'record
   return c.recording_state !== 'pending' || c.recording_mode === 'no_recording';
 }
 
-interface StoredAnalysis {
+/** The analysis row as stored (call_analyses): what the completion events carry. */
+export interface StoredAnalysis {
   transcript_original: string | null;
   analysis: Record<string, unknown>;
   followup_email: FollowupDraft | null;
@@ -61,6 +62,10 @@ export async function completeIfReady(
      * enqueues it as succeeded right after): spares the UPDATE of a job row that is written again.
      */
     markJobDone?: boolean;
+    /** the analysis the caller stored in this transaction (storeAnalysis): spares reading it back */
+    stored?: StoredAnalysis;
+    /** the organization's trackers as the caller read them with the call: spares reading them here */
+    trackers?: Tracker[];
   } = {},
 ): Promise<boolean> {
   const call =
@@ -70,13 +75,16 @@ export async function completeIfReady(
   if (!call || call.erased_at || call.processing_state !== 'processed' || call.completion_emitted_at)
     return false;
   if (!opts.force && !recordingSettled(call)) return false;
-  const { rows } = await tx.query<StoredAnalysis>(
-    'SELECT transcript_original, analysis, followup_email FROM call_analyses WHERE call_id = $1',
-    [call.id],
-    { name: 'capture_stored_analysis_v1' },
-  );
-  if (!rows[0]) return false;
-  const stored = rows[0];
+  const stored =
+    opts.stored ??
+    (
+      await tx.query<StoredAnalysis>(
+        'SELECT transcript_original, analysis, followup_email FROM call_analyses WHERE call_id = $1',
+        [call.id],
+        { name: 'capture_stored_analysis_v1' },
+      )
+    ).rows[0];
+  if (!stored) return false;
   const analysis = canonicalAnalysis(stored.analysis);
   const now = deps.clock.now();
   const withheld = call.trashed_at !== null || call.deletion_scheduled_at !== null;
@@ -121,7 +129,10 @@ export async function completeIfReady(
   );
   if (stored.followup_email)
     await emit('call.followup_email.drafted', followupDraftedData(call.id, stored.followup_email));
-  const matches = matchTrackers(trackerText(stored, analysis), await loadTrackers(tx, call.organization_id));
+  const matches = matchTrackers(
+    trackerText(stored, analysis),
+    opts.trackers ?? (await loadTrackers(tx, call.organization_id)),
+  );
   if (matches.length) await emit('call.tracker.matched', trackerMatchedData(call.id, matches));
 
   // The matches stay on the call for its page (capture/call-page.ts), written with the completion mark.

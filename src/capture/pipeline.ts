@@ -5,10 +5,11 @@ import type { AnalyzerResult, TranscriptSegment } from '../domain/capture-provid
 import type { TalkMetrics } from '../domain/talk-metrics.ts';
 import { AppError } from '../errors.ts';
 import { type IngestCall, lockLiveCall } from './call-record.ts';
-import { completeIfReady, RECORDING_WAIT_MS } from './completion.ts';
+import { completeIfReady, RECORDING_WAIT_MS, type StoredAnalysis } from './completion.ts';
 import { enqueueStage } from './jobs/enqueue.ts';
 import type { RunChain } from './jobs/types.ts';
 import { redacted, redactionEnabled, redactStrings, redactText } from './redaction/index.ts';
+import type { Tracker } from './trackers.ts';
 import { transcriptTimes } from './transcript-times.ts';
 
 /**
@@ -150,7 +151,7 @@ export async function storeAnalysis(
     /** the organization's redaction setting when the caller read it in this transaction already */
     redaction?: boolean;
   },
-): Promise<void> {
+): Promise<StoredAnalysis> {
   const a =
     (input.redaction ?? (await redactionEnabled(tx, input.organizationId)))
       ? {
@@ -167,6 +168,8 @@ export async function storeAnalysis(
     (await tx.query<{ voicemail: boolean }>('SELECT voicemail FROM calls WHERE id = $1', [a.callId])).rows[0]
       ?.voicemail === true;
   const followup = voicemail ? null : a.followup;
+  const analysisJson = JSON.stringify(a.analysis);
+  const followupJson = followup ? JSON.stringify(followup) : null;
   await tx.query(
     `INSERT INTO call_analyses (call_id, organization_id, transcript_original, language, analysis, followup_email,
        created_at, updated_at, evidence)
@@ -176,8 +179,8 @@ export async function storeAnalysis(
       a.organizationId,
       a.transcriptOriginal,
       a.analysis.detected_language ?? followup?.language ?? null,
-      JSON.stringify(a.analysis),
-      followup ? JSON.stringify(followup) : null,
+      analysisJson,
+      followupJson,
       a.now,
       a.evidence && Object.keys(a.evidence).length ? JSON.stringify(a.evidence) : null,
     ],
@@ -190,6 +193,12 @@ export async function storeAnalysis(
     [a.callId, a.analysis.caller_name, a.now],
     { name: 'capture_call_processed_v2' },
   );
+  // the row as written (JSON values as they read back: no undefined, no Date), for the completion
+  return {
+    transcript_original: a.transcriptOriginal,
+    analysis: JSON.parse(analysisJson) as Record<string, unknown>,
+    followup_email: followupJson === null ? null : (JSON.parse(followupJson) as FollowupDraft),
+  };
 }
 
 /**
@@ -203,12 +212,14 @@ export async function settleCompletion(
   tx: Queryable,
   deps: Pick<Deps, 'clock' | 'config' | 'keys'>,
   call: Pick<IngestCall, 'id' | 'organization_id'> | IngestCall,
+  /** what storeAnalysis stored and the trackers read with the call, when the caller has them */
+  known: { stored?: StoredAnalysis; trackers?: Tracker[] } = {},
 ): Promise<void> {
   const now = deps.clock.now();
   // A whole row is the one the caller locked before storeAnalysis, which made it processed.
   const locked = 'recording_state' in call ? { ...call, processing_state: 'processed' as const } : undefined;
   // when emitted, the enqueue below marks the complete stage succeeded (what markCompletionDone does)
-  const emitted = await completeIfReady(tx, deps, call.id, { locked, markJobDone: false });
+  const emitted = await completeIfReady(tx, deps, call.id, { locked, markJobDone: false, ...known });
   await enqueueStage(tx, {
     organizationId: call.organization_id,
     callId: call.id,

@@ -61,7 +61,8 @@ export async function deleteRecordingAtProvider(
     ) {
       return 'none';
     }
-    const account = await findAccountBySid({ db: tx, keys: deps.keys }, call.provider_account_sid);
+    // read in this transaction on a miss, kept in the database's cache (the callbacks' reads)
+    const account = await findAccountBySid({ db: tx, keys: deps.keys }, call.provider_account_sid, deps.db);
     if (!account) throw new Error(`telephony account ${call.provider_account_sid} is no longer connected`);
     const outcome = await deleteTwilioRecording(deps.config, account, call.recording_sid);
     await markDeleted();

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/types.ts';
+import { INGEST_CALL_COLUMNS } from '../../call-record.ts';
 import type { ClaimedJob, LockedCall } from '../types.ts';
 
 /**
@@ -19,41 +20,38 @@ export class LeaseLost extends Error {
 
 /**
  * One statement, the call's lock first: the materialised CTE locks the call row when the uncorrelated
- * subquery is evaluated — in the filter, before the job row that passed it is locked (LockRows sits
- * above the scan). A job row that is not this run's returns nothing, and the run rolls back. The
- * locked call's processing state and erasure, and its organization's redaction setting, come back
- * with it (the stage's write reads them instead of reading them again).
+ * subquery is evaluated — in the job row's filter, before the job row that passed it is locked
+ * (LockRows sits above the scan; a hash join that builds on the call reads it first anyway). A job
+ * row that is not this run's returns nothing, and the run rolls back. The locked call comes back
+ * whole (the columns of findIngestCall, with its organization's redaction setting): the stage's
+ * write reads it instead of reading the locked row again.
  */
 export const LOCK_RUN_SQL = `
 WITH call AS MATERIALIZED (
-  SELECT c.processing_state, c.erased_at, o.redaction_enabled
+  SELECT ${INGEST_CALL_COLUMNS}, o.redaction_enabled
     FROM calls c JOIN organizations o ON o.id = c.organization_id
    WHERE c.id = $4
      FOR UPDATE OF c
+), job AS MATERIALIZED (
+  SELECT 1 FROM processing_jobs
+   WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')
+     AND (SELECT count(*) FROM call) >= 0
+     FOR UPDATE
 )
-SELECT EXISTS (SELECT 1 FROM call) AS found, (SELECT processing_state FROM call) AS processing_state,
-       (SELECT erased_at FROM call) AS erased_at, (SELECT redaction_enabled FROM call) AS redaction_enabled
-  FROM processing_jobs
- WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')
-   AND (SELECT count(*) FROM call) >= 0
-   FOR UPDATE`;
+SELECT call.*, call.id IS NOT NULL AS found FROM job LEFT JOIN call ON true`;
 
 /** Locks the call and checks the run's lease (LeaseLost when it is gone); answers the locked call (null: no row). */
 export async function lockRun(tx: Queryable, job: ClaimedJob, owner: string): Promise<LockedCall | null> {
   const r = await tx.query<{ found: boolean } & LockedCall>(
     LOCK_RUN_SQL,
     [job.id, owner, job.attempts, job.callId],
-    { name: 'capture_lock_run_v2' },
+    { name: 'capture_lock_run_v3' },
   );
   const row = r.rows[0];
   if (!row) throw new LeaseLost(job);
-  return row.found
-    ? {
-        processing_state: row.processing_state,
-        erased_at: row.erased_at,
-        redaction_enabled: row.redaction_enabled,
-      }
-    : null;
+  if (!row.found) return null;
+  const { found: _, ...call } = row;
+  return call;
 }
 
 /**
