@@ -10,7 +10,7 @@ import {
   processingFactKey,
   trackerMatchedData,
 } from '../webhooks/outbox/event-data/call-processing.ts';
-import { emitEvent } from '../webhooks/outbox/outbox.ts';
+import { emitEvents } from '../webhooks/outbox/outbox.ts';
 import { findIngestCall, type IngestCall } from './call-record.ts';
 import { markCompletionDone } from './jobs/enqueue.ts';
 import { matchTrackers, type Tracker } from './trackers.ts';
@@ -93,20 +93,15 @@ export async function completeIfReady(
       ? mintRecordingLink(deps, call.id, EVENT_LINK_TTL_MS).url
       : null;
 
-  const emit = (eventType: string, data: Record<string, unknown>) =>
-    emitEvent(tx, {
-      organizationId: call.organization_id,
-      environment: call.environment,
-      eventType,
-      resourceId: call.id,
-      callId: call.id,
-      factKey: processingFactKey(call.id),
-      data,
-      createdAt: now,
-    });
+  // the events of the completion, in this order, in one statement (emitEvents)
+  const factKey = processingFactKey(call.id);
+  const events: { eventType: string; factKey: string; data: Record<string, unknown> }[] = [];
+  const emit = (eventType: string, data: Record<string, unknown>) => {
+    events.push({ eventType, factKey, data });
+  };
 
-  await emit('call.transcribed', callTranscribedData(call.id, stored.transcript_original, analysis));
-  await emit(
+  emit('call.transcribed', callTranscribedData(call.id, stored.transcript_original, analysis));
+  emit(
     'call.completed',
     callCompletedData(
       {
@@ -128,12 +123,23 @@ export async function completeIfReady(
     ),
   );
   if (stored.followup_email)
-    await emit('call.followup_email.drafted', followupDraftedData(call.id, stored.followup_email));
+    emit('call.followup_email.drafted', followupDraftedData(call.id, stored.followup_email));
   const matches = matchTrackers(
     trackerText(stored, analysis),
     opts.trackers ?? (await loadTrackers(tx, call.organization_id)),
   );
-  if (matches.length) await emit('call.tracker.matched', trackerMatchedData(call.id, matches));
+  if (matches.length) emit('call.tracker.matched', trackerMatchedData(call.id, matches));
+  await emitEvents(
+    tx,
+    {
+      organizationId: call.organization_id,
+      environment: call.environment,
+      resourceId: call.id,
+      callId: call.id,
+      createdAt: now,
+    },
+    events,
+  );
 
   // The matches stay on the call for its page (capture/call-page.ts), written with the completion mark.
   await tx.query(
