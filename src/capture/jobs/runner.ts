@@ -28,7 +28,7 @@ import { drainRuns, kickedRounds, startWakeups } from '../../queue.ts';
 import { JOBS_CHANNEL } from './enqueue.ts';
 import { operatorMessage } from './error-message.ts';
 import { claimJobs, extendLease, releaseJob } from './sql/claim-jobs.ts';
-import { endRun, type JobOutcome, LeaseLost, lockRun, type RunEnd } from './sql/finish-job.ts';
+import { endRun, type JobOutcome, LeaseLost, lockAndEndRun, type RunEnd } from './sql/finish-job.ts';
 import {
   type ClaimedJob,
   type RunChain,
@@ -241,8 +241,8 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
    * Writes a run's outcome under its lease and counts it twice: in the database, in the same
    * transaction (processing_job_outcomes: the fleet-wide callcap_processing_job_outcomes_total), and
    * after the commit in this process's prom-client counter callcap_processing_job_runs_total.
-   * An outcome with a write of its own runs in a transaction: lockRun, the write, then the job row
-   * and the count in one statement (endRun). One without (a download stored by its own transaction,
+   * An outcome with a write of its own runs in a transaction: the call's lock, the lease's check, the
+   * job row and the count in one statement (lockAndEndRun), then the write. One without (a download stored by its own transaction,
    * a wait, a cancellation, a failure) is one fenced statement, no transaction.
    */
   async function write(job: ClaimedJob, outcome: StageOutcome | { kind: 'error'; err: unknown }) {
@@ -250,9 +250,9 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     const now = deps.clock.now();
     if (stageWrite) {
       await deps.db.transaction(async (tx) => {
-        const call = await lockRun(tx, job, owner);
+        // the call locked, the lease checked and the job row ended in one statement, then the write
+        const call = await lockAndEndRun(tx, { job, owner, end, outcome: counted, now });
         await stageWrite(tx, call);
-        await endRun(tx, { job, owner, fence: false, end, outcome: counted, now: deps.clock.now() });
       });
     } else if (!(await endRun(deps.db, { job, owner, fence: true, end, outcome: counted, now }))) {
       throw new LeaseLost(job);
