@@ -66,6 +66,11 @@ export async function completeIfReady(
     stored?: StoredAnalysis;
     /** the organization's trackers as the caller read them with the call: spares reading them here */
     trackers?: Tracker[];
+    /**
+     * the call is marked processed by the completion mark's UPDATE (the analyse stage's
+     * storeAnalysis deferred it; `locked` says processed already): one UPDATE of the row, not two
+     */
+    processed?: { callerName: string | null };
   } = {},
 ): Promise<boolean> {
   const call =
@@ -142,11 +147,22 @@ export async function completeIfReady(
   );
 
   // The matches stay on the call for its page (capture/call-page.ts), written with the completion mark.
-  await tx.query(
-    'UPDATE calls SET completion_emitted_at = $2, tracker_matches = $3 WHERE id = $1',
-    [call.id, now, JSON.stringify(matches)],
-    { name: 'capture_completion_emitted_v2' },
-  );
+  if (opts.processed) {
+    await tx.query(
+      `UPDATE calls SET completion_emitted_at = $2, tracker_matches = $3, processing_state = 'processed',
+              pending_transcript = NULL, pending_transcript_language = NULL, pending_transcript_times = NULL,
+              caller_name = COALESCE(caller_name, $4), updated_at = $2
+        WHERE id = $1`,
+      [call.id, now, JSON.stringify(matches), opts.processed.callerName],
+      { name: 'capture_completion_emitted_processed_v1' },
+    );
+  } else {
+    await tx.query(
+      'UPDATE calls SET completion_emitted_at = $2, tracker_matches = $3 WHERE id = $1',
+      [call.id, now, JSON.stringify(matches)],
+      { name: 'capture_completion_emitted_v2' },
+    );
+  }
   // Done here (a recording settled, or the analysis stage): the complete stage has nothing left to do.
   if (opts.markJobDone !== false) await markCompletionDone(tx, call.id, now);
   return true;

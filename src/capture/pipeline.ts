@@ -150,6 +150,11 @@ export async function storeAnalysis(
     voicemail?: boolean;
     /** the organization's redaction setting when the caller read it in this transaction already */
     redaction?: boolean;
+    /**
+     * the caller marks the call processed itself, with the completion's UPDATE (settleCompletion's
+     * `processed`): this writes call_analyses only
+     */
+    deferProcessed?: boolean;
   },
 ): Promise<StoredAnalysis> {
   const a =
@@ -186,19 +191,24 @@ export async function storeAnalysis(
     ],
     { name: 'capture_store_analysis_v1' },
   );
-  await tx.query(
-    `UPDATE calls SET processing_state = 'processed', pending_transcript = NULL, pending_transcript_language = NULL,
-            pending_transcript_times = NULL, caller_name = COALESCE(caller_name, $2), updated_at = $3
-      WHERE id = $1`,
-    [a.callId, a.analysis.caller_name, a.now],
-    { name: 'capture_call_processed_v2' },
-  );
+  if (!input.deferProcessed) await markProcessed(tx, a.callId, a.analysis.caller_name ?? null, a.now);
   // the row as written (JSON values as they read back: no undefined, no Date), for the completion
   return {
     transcript_original: a.transcriptOriginal,
     analysis: JSON.parse(analysisJson) as Record<string, unknown>,
     followup_email: followupJson === null ? null : (JSON.parse(followupJson) as FollowupDraft),
   };
+}
+
+/** The call's analysis is stored: processed, its queued transcript cleared, the caller's name kept if it had none. */
+async function markProcessed(tx: Queryable, callId: string, callerName: string | null, now: Date) {
+  await tx.query(
+    `UPDATE calls SET processing_state = 'processed', pending_transcript = NULL, pending_transcript_language = NULL,
+            pending_transcript_times = NULL, caller_name = COALESCE(caller_name, $2), updated_at = $3
+      WHERE id = $1`,
+    [callId, callerName, now],
+    { name: 'capture_call_processed_v2' },
+  );
 }
 
 /**
@@ -213,13 +223,22 @@ export async function settleCompletion(
   deps: Pick<Deps, 'clock' | 'config' | 'keys'>,
   call: Pick<IngestCall, 'id' | 'organization_id'> | IngestCall,
   /** what storeAnalysis stored and the trackers read with the call, when the caller has them */
-  known: { stored?: StoredAnalysis; trackers?: Tracker[] } = {},
+  known: {
+    stored?: StoredAnalysis;
+    trackers?: Tracker[];
+    /**
+     * storeAnalysis ran with deferProcessed: the call is marked processed here — with the
+     * completion's UPDATE when it completes now, on its own otherwise (one UPDATE either way)
+     */
+    processed?: { callerName: string | null };
+  } = {},
 ): Promise<void> {
   const now = deps.clock.now();
   // A whole row is the one the caller locked before storeAnalysis, which made it processed.
   const locked = 'recording_state' in call ? { ...call, processing_state: 'processed' as const } : undefined;
   // when emitted, the enqueue below marks the complete stage succeeded (what markCompletionDone does)
   const emitted = await completeIfReady(tx, deps, call.id, { locked, markJobDone: false, ...known });
+  if (!emitted && known.processed) await markProcessed(tx, call.id, known.processed.callerName, now);
   await enqueueStage(tx, {
     organizationId: call.organization_id,
     callId: call.id,

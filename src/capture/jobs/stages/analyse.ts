@@ -124,9 +124,15 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
         voicemail: fresh.voicemail,
         // read with the lock (the runner's lockRun), in this transaction
         redaction: fresh.redaction_enabled,
+        // marked processed by the completion's UPDATE below (settleCompletion), one write of the row
+        deferProcessed: true,
       });
       // the analysis just stored and the trackers read with the call: the completion reads neither
-      await settleCompletion(tx, deps, fresh, { stored, trackers: call.org_trackers });
+      await settleCompletion(tx, deps, fresh, {
+        stored,
+        trackers: call.org_trackers,
+        processed: { callerName: (stored.analysis.caller_name as string | null | undefined) ?? null },
+      });
     },
   };
 };
