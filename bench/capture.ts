@@ -17,7 +17,9 @@
  * (a counting wrapper around its Db), and the main thread's CPU split by stage from a V8 CPU profile
  * (bench/cpu-profile.ts says how a sample is attributed). "other" is the share of the machine the
  * rest of the machine (other engineers, CI) used meanwhile: on a shared machine compare the ratios
- * and the CPU per call, not the calls/s.
+ * and the CPU per call, not the calls/s. Also this driver's own CPU per call (the fakes: Twilio, the
+ * speech-to-text server, the receiver) and the machine's idle share over the window: near 0 % means
+ * the run was CPU-bound (calls/s = the cores over service + PostgreSQL + driver CPU per call).
  *
  * BENCH_CALLS (default 200), BENCH_CONCURRENCY (default 10), BENCH_PROFILE=0 (no CPU profile),
  * BENCH_TOP=n (also print the n hottest functions), BENCH_MEMORY=0 (skip the memory scenario),
@@ -81,13 +83,15 @@ const startService = (env: Record<string, string>, execArgv: string[] = []) =>
   forkService(new URL('./capture-service.ts', import.meta.url), env, execArgv);
 
 /** Busy and total clock ticks of the machine (/proc/stat), and this process's CPU, to tell what others used. */
-function machineTicks(): { busy: number; total: number } {
+function machineTicks(): { busy: number; total: number; cpus: number } {
   try {
-    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+    const lines = readFileSync('/proc/stat', 'utf8').split('\n');
+    const f = lines[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
     const total = f.reduce((a, b) => a + b, 0);
-    return { busy: total - f[3]! - f[4]!, total };
+    const cpus = lines.filter((l) => /^cpu\d/.test(l)).length;
+    return { busy: total - f[3]! - f[4]!, total, cpus };
   } catch {
-    return { busy: 0, total: 1 };
+    return { busy: 0, total: 1, cpus: 1 };
   }
 }
 
@@ -105,7 +109,14 @@ async function measured(
   service: ServiceProcess,
   until: { until: string; n: number; rss?: boolean },
   drive: () => Promise<unknown>,
-): Promise<{ w: Window; wallSeconds: number; otherPct: number }> {
+): Promise<{
+  w: Window;
+  wallSeconds: number;
+  otherPct: number;
+  driverCpuMs: number;
+  idlePct: number;
+  cpus: number;
+}> {
   await service.call('start', { rss: until.rss === true });
   const m0 = machineTicks();
   const self0 = process.cpuUsage();
@@ -117,8 +128,11 @@ async function measured(
   const self = process.cpuUsage(self0);
   const m1 = machineTicks();
   const oursTicks = (w.processCpuMs + w.dbCpuMs + (self.user + self.system) / 1000) / 10;
-  const otherPct = Math.max(0, (100 * (m1.busy - m0.busy - oursTicks)) / Math.max(1, m1.total - m0.total));
-  return { w, wallSeconds, otherPct };
+  const totalTicks = Math.max(1, m1.total - m0.total);
+  const otherPct = Math.max(0, (100 * (m1.busy - m0.busy - oursTicks)) / totalTicks);
+  // idle (and iowait) of all CPUs over the window: near 0 % = the run was CPU-bound
+  const idlePct = (100 * (totalTicks - (m1.busy - m0.busy))) / totalTicks;
+  return { w, wallSeconds, otherPct, driverCpuMs: (self.user + self.system) / 1000, idlePct, cpus: m1.cpus };
 }
 
 const f1 = (x: number) => x.toFixed(1);
@@ -175,8 +189,10 @@ async function main() {
       }
       // Timed: the dialled number answers and hangs up — the recording callback, then the download,
       // transcription, analysis and completion as durable jobs, until every call.completed is queued.
-      const { w, wallSeconds, otherPct } = await measured(service, { until: 'completed', n: CALLS }, () =>
-        pool(calls, CONCURRENCY, (call) => call.answerDial({ recording: audio })),
+      const { w, wallSeconds, otherPct, driverCpuMs, idlePct, cpus } = await measured(
+        service,
+        { until: 'completed', n: CALLS },
+        () => pool(calls, CONCURRENCY, (call) => call.answerDial({ recording: audio })),
       );
       const rate = CALLS / wallSeconds;
       const per = (x: number) => x / CALLS;
@@ -190,10 +206,19 @@ async function main() {
         `recording callback -> call.completed enqueued               ${f1(rate).padStart(7)}   ${f1((rate / baseline) * 100).padStart(5)} %   (target >= 30 %)`,
       );
       log(`other processes used ${otherPct.toFixed(0)} % of the machine meanwhile`);
+      // the machine's CPU time over the window split: ours (service, PostgreSQL, this driver), the
+      // others', idle. Idle near 0 % = CPU-bound: calls/s is then the cores over the CPU per call.
+      const oursCores = (w.processCpuMs + w.dbCpuMs + driverCpuMs) / 1000 / wallSeconds;
+      log(
+        `machine idle ${idlePct.toFixed(0)} % of ${cpus} CPUs over the window` +
+          ` (${idlePct < 5 ? 'CPU-bound' : idlePct < 20 ? 'nearly CPU-bound' : 'not CPU-bound: waiting'}); ` +
+          `service + PostgreSQL + driver used ${f2(oursCores)} cores`,
+      );
       log('');
       log(
         `CPU per call: service ${f2(per(w.processCpuMs))} ms (main thread ${f2(per(w.mainThreadCpuMs))} ms), ` +
-          `PostgreSQL backends ${f2(per(w.dbCpuMs))} ms`,
+          `PostgreSQL backends ${f2(per(w.dbCpuMs))} ms, bench driver (fake Twilio, speech-to-text, receiver) ` +
+          `${f2(per(driverCpuMs))} ms; all three ${f2(per(w.processCpuMs + w.dbCpuMs + driverCpuMs))} ms`,
       );
       log(
         `service threads, ms per call: ${Object.entries(w.threads)

@@ -3,6 +3,7 @@ import type { Queryable } from '../db/types.ts';
 import type { Environment, Scope } from '../domain/tenant.ts';
 import { notFound } from '../errors.ts';
 import { isUuid } from '../ids.ts';
+import type { Tracker } from './trackers.ts';
 import type { TranscriptTimes } from './transcript-times.ts';
 
 /** The columns of a call that ingestion reads, with its organization's name, language and country. */
@@ -67,27 +68,43 @@ export async function findIngestCall(
 
 /**
  * findIngestCall (unlocked) with the times of its queued transcript (calls.pending_transcript_times,
- * ../transcript-times.ts): the analyse stage's one read of the call.
+ * ../transcript-times.ts) and its organization's trackers (as completion.ts reads them): the analyse
+ * stage's one read of the call. The trackers are those of the moment the analysis starts (a tracker
+ * added or removed while the provider answers applies from the next call).
  */
 export async function findIngestCallWithTimes(
   q: Queryable,
   callId: string,
-): Promise<(IngestCall & { pending_transcript_times: TranscriptTimes | null }) | null> {
+): Promise<
+  (IngestCall & { pending_transcript_times: TranscriptTimes | null; org_trackers: Tracker[] }) | null
+> {
   if (!isUuid(callId)) return null;
-  const { rows } = await q.query<IngestCall & { pending_transcript_times: TranscriptTimes | null }>(
-    INGEST_CALL_SQL.replace('SELECT c.id,', 'SELECT c.pending_transcript_times, c.id,'),
+  const { rows } = await q.query<
+    IngestCall & { pending_transcript_times: TranscriptTimes | null; org_trackers: Tracker[] }
+  >(
+    INGEST_CALL_SQL.replace(
+      'SELECT c.id,',
+      `SELECT c.pending_transcript_times,
+              (SELECT coalesce(json_agg(json_build_object('id', t.id, 'name', t.name, 'terms', t.terms)
+                                        ORDER BY t.created_at, t.id), '[]'::json)
+                 FROM trackers t WHERE t.organization_id = c.organization_id) AS org_trackers,
+              c.id,`,
+    ),
     [callId],
-    { name: 'capture_ingest_call_times_v1' },
+    { name: 'capture_ingest_call_times_v2' },
   );
   return rows[0] ?? null;
 }
 
-const INGEST_CALL_SQL = `SELECT c.id, c.organization_id, c.environment, c.direction, c.caller_phone, c.customer_phone, c.customer_phone_e164,
+/** The IngestCall columns, of `calls c JOIN organizations o` (the job runner's lock reads them too). */
+export const INGEST_CALL_COLUMNS = `c.id, c.organization_id, c.environment, c.direction, c.caller_phone, c.customer_phone, c.customer_phone_e164,
             c.customer_phone_national, c.company_phone_e164, c.caller_name, c.agent_user_id, c.outbound_lifecycle,
             c.recording_mode, c.recording_state, c.recording_key, c.recording_sid, c.duration, c.processing_state,
             c.pending_transcript, c.pending_transcript_language, c.completion_emitted_at, c.trashed_at,
             c.deletion_scheduled_at, c.pending_deletion_at, c.deletion_reason, c.erased_at, c.created_at,
-            c.voicemail, c.telephony_provider, o.name AS org_name, o.language AS org_language, o.country AS org_country
+            c.voicemail, c.telephony_provider, o.name AS org_name, o.language AS org_language, o.country AS org_country`;
+
+const INGEST_CALL_SQL = `SELECT ${INGEST_CALL_COLUMNS}
        FROM calls c JOIN organizations o ON o.id = c.organization_id
       WHERE c.id = $1`;
 

@@ -10,7 +10,7 @@ import {
   processingFactKey,
   trackerMatchedData,
 } from '../webhooks/outbox/event-data/call-processing.ts';
-import { emitEvent } from '../webhooks/outbox/outbox.ts';
+import { emitEvents } from '../webhooks/outbox/outbox.ts';
 import { findIngestCall, type IngestCall } from './call-record.ts';
 import { markCompletionDone } from './jobs/enqueue.ts';
 import { matchTrackers, type Tracker } from './trackers.ts';
@@ -35,7 +35,8 @@ export function recordingSettled(c: Pick<IngestCall, 'recording_state' | 'record
   return c.recording_state !== 'pending' || c.recording_mode === 'no_recording';
 }
 
-interface StoredAnalysis {
+/** The analysis row as stored (call_analyses): what the completion events carry. */
+export interface StoredAnalysis {
   transcript_original: string | null;
   analysis: Record<string, unknown>;
   followup_email: FollowupDraft | null;
@@ -61,6 +62,15 @@ export async function completeIfReady(
      * enqueues it as succeeded right after): spares the UPDATE of a job row that is written again.
      */
     markJobDone?: boolean;
+    /** the analysis the caller stored in this transaction (storeAnalysis): spares reading it back */
+    stored?: StoredAnalysis;
+    /** the organization's trackers as the caller read them with the call: spares reading them here */
+    trackers?: Tracker[];
+    /**
+     * the call is marked processed by the completion mark's UPDATE (the analyse stage's
+     * storeAnalysis deferred it; `locked` says processed already): one UPDATE of the row, not two
+     */
+    processed?: { callerName: string | null };
   } = {},
 ): Promise<boolean> {
   const call =
@@ -70,13 +80,16 @@ export async function completeIfReady(
   if (!call || call.erased_at || call.processing_state !== 'processed' || call.completion_emitted_at)
     return false;
   if (!opts.force && !recordingSettled(call)) return false;
-  const { rows } = await tx.query<StoredAnalysis>(
-    'SELECT transcript_original, analysis, followup_email FROM call_analyses WHERE call_id = $1',
-    [call.id],
-    { name: 'capture_stored_analysis_v1' },
-  );
-  if (!rows[0]) return false;
-  const stored = rows[0];
+  const stored =
+    opts.stored ??
+    (
+      await tx.query<StoredAnalysis>(
+        'SELECT transcript_original, analysis, followup_email FROM call_analyses WHERE call_id = $1',
+        [call.id],
+        { name: 'capture_stored_analysis_v1' },
+      )
+    ).rows[0];
+  if (!stored) return false;
   const analysis = canonicalAnalysis(stored.analysis);
   const now = deps.clock.now();
   const withheld = call.trashed_at !== null || call.deletion_scheduled_at !== null;
@@ -85,20 +98,15 @@ export async function completeIfReady(
       ? mintRecordingLink(deps, call.id, EVENT_LINK_TTL_MS).url
       : null;
 
-  const emit = (eventType: string, data: Record<string, unknown>) =>
-    emitEvent(tx, {
-      organizationId: call.organization_id,
-      environment: call.environment,
-      eventType,
-      resourceId: call.id,
-      callId: call.id,
-      factKey: processingFactKey(call.id),
-      data,
-      createdAt: now,
-    });
+  // the events of the completion, in this order, in one statement (emitEvents)
+  const factKey = processingFactKey(call.id);
+  const events: { eventType: string; factKey: string; data: Record<string, unknown> }[] = [];
+  const emit = (eventType: string, data: Record<string, unknown>) => {
+    events.push({ eventType, factKey, data });
+  };
 
-  await emit('call.transcribed', callTranscribedData(call.id, stored.transcript_original, analysis));
-  await emit(
+  emit('call.transcribed', callTranscribedData(call.id, stored.transcript_original, analysis));
+  emit(
     'call.completed',
     callCompletedData(
       {
@@ -120,16 +128,41 @@ export async function completeIfReady(
     ),
   );
   if (stored.followup_email)
-    await emit('call.followup_email.drafted', followupDraftedData(call.id, stored.followup_email));
-  const matches = matchTrackers(trackerText(stored, analysis), await loadTrackers(tx, call.organization_id));
-  if (matches.length) await emit('call.tracker.matched', trackerMatchedData(call.id, matches));
+    emit('call.followup_email.drafted', followupDraftedData(call.id, stored.followup_email));
+  const matches = matchTrackers(
+    trackerText(stored, analysis),
+    opts.trackers ?? (await loadTrackers(tx, call.organization_id)),
+  );
+  if (matches.length) emit('call.tracker.matched', trackerMatchedData(call.id, matches));
+  await emitEvents(
+    tx,
+    {
+      organizationId: call.organization_id,
+      environment: call.environment,
+      resourceId: call.id,
+      callId: call.id,
+      createdAt: now,
+    },
+    events,
+  );
 
   // The matches stay on the call for its page (capture/call-page.ts), written with the completion mark.
-  await tx.query(
-    'UPDATE calls SET completion_emitted_at = $2, tracker_matches = $3 WHERE id = $1',
-    [call.id, now, JSON.stringify(matches)],
-    { name: 'capture_completion_emitted_v2' },
-  );
+  if (opts.processed) {
+    await tx.query(
+      `UPDATE calls SET completion_emitted_at = $2, tracker_matches = $3, processing_state = 'processed',
+              pending_transcript = NULL, pending_transcript_language = NULL, pending_transcript_times = NULL,
+              caller_name = COALESCE(caller_name, $4), updated_at = $2
+        WHERE id = $1`,
+      [call.id, now, JSON.stringify(matches), opts.processed.callerName],
+      { name: 'capture_completion_emitted_processed_v1' },
+    );
+  } else {
+    await tx.query(
+      'UPDATE calls SET completion_emitted_at = $2, tracker_matches = $3 WHERE id = $1',
+      [call.id, now, JSON.stringify(matches)],
+      { name: 'capture_completion_emitted_v2' },
+    );
+  }
   // Done here (a recording settled, or the analysis stage): the complete stage has nothing left to do.
   if (opts.markJobDone !== false) await markCompletionDone(tx, call.id, now);
   return true;

@@ -5,10 +5,11 @@ import type { AnalyzerResult, TranscriptSegment } from '../domain/capture-provid
 import type { TalkMetrics } from '../domain/talk-metrics.ts';
 import { AppError } from '../errors.ts';
 import { type IngestCall, lockLiveCall } from './call-record.ts';
-import { completeIfReady, RECORDING_WAIT_MS } from './completion.ts';
+import { completeIfReady, RECORDING_WAIT_MS, type StoredAnalysis } from './completion.ts';
 import { enqueueStage } from './jobs/enqueue.ts';
 import type { RunChain } from './jobs/types.ts';
 import { redacted, redactionEnabled, redactStrings, redactText } from './redaction/index.ts';
+import type { Tracker } from './trackers.ts';
 import { transcriptTimes } from './transcript-times.ts';
 
 /**
@@ -149,8 +150,13 @@ export async function storeAnalysis(
     voicemail?: boolean;
     /** the organization's redaction setting when the caller read it in this transaction already */
     redaction?: boolean;
+    /**
+     * the caller marks the call processed itself, with the completion's UPDATE (settleCompletion's
+     * `processed`): this writes call_analyses only
+     */
+    deferProcessed?: boolean;
   },
-): Promise<void> {
+): Promise<StoredAnalysis> {
   const a =
     (input.redaction ?? (await redactionEnabled(tx, input.organizationId)))
       ? {
@@ -167,6 +173,8 @@ export async function storeAnalysis(
     (await tx.query<{ voicemail: boolean }>('SELECT voicemail FROM calls WHERE id = $1', [a.callId])).rows[0]
       ?.voicemail === true;
   const followup = voicemail ? null : a.followup;
+  const analysisJson = JSON.stringify(a.analysis);
+  const followupJson = followup ? JSON.stringify(followup) : null;
   await tx.query(
     `INSERT INTO call_analyses (call_id, organization_id, transcript_original, language, analysis, followup_email,
        created_at, updated_at, evidence)
@@ -176,18 +184,29 @@ export async function storeAnalysis(
       a.organizationId,
       a.transcriptOriginal,
       a.analysis.detected_language ?? followup?.language ?? null,
-      JSON.stringify(a.analysis),
-      followup ? JSON.stringify(followup) : null,
+      analysisJson,
+      followupJson,
       a.now,
       a.evidence && Object.keys(a.evidence).length ? JSON.stringify(a.evidence) : null,
     ],
     { name: 'capture_store_analysis_v1' },
   );
+  if (!input.deferProcessed) await markProcessed(tx, a.callId, a.analysis.caller_name ?? null, a.now);
+  // the row as written (JSON values as they read back: no undefined, no Date), for the completion
+  return {
+    transcript_original: a.transcriptOriginal,
+    analysis: JSON.parse(analysisJson) as Record<string, unknown>,
+    followup_email: followupJson === null ? null : (JSON.parse(followupJson) as FollowupDraft),
+  };
+}
+
+/** The call's analysis is stored: processed, its queued transcript cleared, the caller's name kept if it had none. */
+async function markProcessed(tx: Queryable, callId: string, callerName: string | null, now: Date) {
   await tx.query(
     `UPDATE calls SET processing_state = 'processed', pending_transcript = NULL, pending_transcript_language = NULL,
             pending_transcript_times = NULL, caller_name = COALESCE(caller_name, $2), updated_at = $3
       WHERE id = $1`,
-    [a.callId, a.analysis.caller_name, a.now],
+    [callId, callerName, now],
     { name: 'capture_call_processed_v2' },
   );
 }
@@ -203,12 +222,23 @@ export async function settleCompletion(
   tx: Queryable,
   deps: Pick<Deps, 'clock' | 'config' | 'keys'>,
   call: Pick<IngestCall, 'id' | 'organization_id'> | IngestCall,
+  /** what storeAnalysis stored and the trackers read with the call, when the caller has them */
+  known: {
+    stored?: StoredAnalysis;
+    trackers?: Tracker[];
+    /**
+     * storeAnalysis ran with deferProcessed: the call is marked processed here — with the
+     * completion's UPDATE when it completes now, on its own otherwise (one UPDATE either way)
+     */
+    processed?: { callerName: string | null };
+  } = {},
 ): Promise<void> {
   const now = deps.clock.now();
   // A whole row is the one the caller locked before storeAnalysis, which made it processed.
   const locked = 'recording_state' in call ? { ...call, processing_state: 'processed' as const } : undefined;
   // when emitted, the enqueue below marks the complete stage succeeded (what markCompletionDone does)
-  const emitted = await completeIfReady(tx, deps, call.id, { locked, markJobDone: false });
+  const emitted = await completeIfReady(tx, deps, call.id, { locked, markJobDone: false, ...known });
+  if (!emitted && known.processed) await markProcessed(tx, call.id, known.processed.callerName, now);
   await enqueueStage(tx, {
     organizationId: call.organization_id,
     callId: call.id,

@@ -28,7 +28,7 @@ import { drainRuns, kickedRounds, startWakeups } from '../../queue.ts';
 import { JOBS_CHANNEL } from './enqueue.ts';
 import { operatorMessage } from './error-message.ts';
 import { claimJobs, extendLease, releaseJob } from './sql/claim-jobs.ts';
-import { endRun, type JobOutcome, LeaseLost, lockRun, type RunEnd } from './sql/finish-job.ts';
+import { endRun, type JobOutcome, LeaseLost, lockAndEndRun, type RunEnd } from './sql/finish-job.ts';
 import {
   type ClaimedJob,
   type RunChain,
@@ -91,6 +91,8 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
   const handled = STAGES.filter((s) => opts.handlers[s] !== undefined);
   const stages = handled.filter((s) => !opts.claimStages || opts.claimStages.includes(s));
   const running = new Set<Promise<unknown>>();
+  /** runs in flight that are a chain's (a stage after the one claimed): at most `concurrency` */
+  let chained = 0;
   const stopping = new AbortController();
   let started = false;
   let stopWakeups: (() => Promise<void>) | undefined;
@@ -119,15 +121,25 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
    */
   async function run(first: ClaimedJob): Promise<number> {
     let n = 0;
-    for (let job: ClaimedJob | undefined = first; job; n++) job = await runOne(job);
+    try {
+      for (let job: ClaimedJob | undefined = first; job; n++) {
+        if (n === 1) chained++;
+        job = await runOne(job, n > 0);
+      }
+    } finally {
+      if (n > 1) chained--;
+    }
     return n;
   }
 
   /**
    * The chain: a run that queues the call's next stage (download → transcribe → analyse, each on
    * success) inserts it already leased to this runner when this runner has its handler (RunChain,
-   * ./enqueue.ts) and has no more than `concurrency` runs in flight (the public listener's soon()
-   * runs are not capped: past it, the next stage goes to the workers), and the runner runs it as
+   * ./enqueue.ts) and has no more than `concurrency` runs in flight, or, past that (the public
+   * listener's soon() runs — its downloads — are not capped), fewer than `concurrency` chained runs
+   * (stages after the one claimed) in flight besides this one: the downloads in flight do not keep
+   * the stages after them from the chain, and a burst still sends the rest to the workers (at most
+   * `concurrency` transcriptions run here on top of theirs). The runner runs it as
    * soon as the run's outcome is written — no claim, no
    * NOTIFY, no other runner woken. The job row is the one a claim would have left (attempts 1, due
    * again at the lease's expiry), so a runner that dies before running it leaves it to lease expiry,
@@ -135,7 +147,10 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
    * leased back (due at once, for any runner's poll): its transaction may have rolled back the insert,
    * and then the hand-back finds nothing of this runner's to release.
    */
-  function chainOf(job: ClaimedJob): { chain: RunChain; next: () => ClaimedJob | undefined } {
+  function chainOf(
+    job: ClaimedJob,
+    isChained: boolean,
+  ): { chain: RunChain; next: () => ClaimedJob | undefined } {
     let next: ClaimedJob | undefined;
     return {
       chain: {
@@ -144,7 +159,7 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
           !next &&
           !stopping.signal.aborted &&
           handled.includes(stage) &&
-          running.size <= concurrency
+          (running.size <= concurrency || chained - (isChained ? 1 : 0) < concurrency)
             ? { owner, leaseUntil: new Date(deps.clock.now().getTime() + leaseMs) }
             : null,
         leased: (j) => {
@@ -156,11 +171,11 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
   }
 
   /** One run of one job; answers the job its run leased to this runner next (the chain), if any. */
-  async function runOne(job: ClaimedJob): Promise<ClaimedJob | undefined> {
+  async function runOne(job: ClaimedJob, isChained: boolean): Promise<ClaimedJob | undefined> {
     const handler = opts.handlers[job.stage]!;
     const lease = new AbortController();
     const signal = AbortSignal.any([lease.signal, stopping.signal]);
-    const { chain, next } = chainOf(job);
+    const { chain, next } = chainOf(job, isChained);
     const handBack = async () => {
       const j = next();
       if (j) await releaseJob(deps.db, { job: j, owner, now: deps.clock.now() }).catch(() => {});
@@ -226,8 +241,8 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
    * Writes a run's outcome under its lease and counts it twice: in the database, in the same
    * transaction (processing_job_outcomes: the fleet-wide callcap_processing_job_outcomes_total), and
    * after the commit in this process's prom-client counter callcap_processing_job_runs_total.
-   * An outcome with a write of its own runs in a transaction: lockRun, the write, then the job row
-   * and the count in one statement (endRun). One without (a download stored by its own transaction,
+   * An outcome with a write of its own runs in a transaction: the call's lock, the lease's check, the
+   * job row and the count in one statement (lockAndEndRun), then the write. One without (a download stored by its own transaction,
    * a wait, a cancellation, a failure) is one fenced statement, no transaction.
    */
   async function write(job: ClaimedJob, outcome: StageOutcome | { kind: 'error'; err: unknown }) {
@@ -235,9 +250,9 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     const now = deps.clock.now();
     if (stageWrite) {
       await deps.db.transaction(async (tx) => {
-        const call = await lockRun(tx, job, owner);
+        // the call locked, the lease checked and the job row ended in one statement, then the write
+        const call = await lockAndEndRun(tx, { job, owner, end, outcome: counted, now });
         await stageWrite(tx, call);
-        await endRun(tx, { job, owner, fence: false, end, outcome: counted, now: deps.clock.now() });
       });
     } else if (!(await endRun(deps.db, { job, owner, fence: true, end, outcome: counted, now }))) {
       throw new LeaseLost(job);

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/types.ts';
 import type { Deps } from '../../deps.ts';
+import type { IngestCall } from '../call-record.ts';
 
 /**
  * The processing stages of a call, in order (docs/capture.md "Processing jobs"):
@@ -76,15 +77,14 @@ export type StageOutcome =
 
 /**
  * The call row as the run's lock read it (./sql/finish-job.ts lockRun), the same statement that
- * checked the lease: what a stage's write needs to know of what may have changed since its handler
- * read the call. null: the call row is gone.
+ * checked the lease: the call as findIngestCall reads it (locked), with its organization's
+ * redaction setting — what a stage's write needs to know of what may have changed since its
+ * handler read the call. null: the call row is gone.
  */
-export interface LockedCall {
-  processing_state: 'none' | 'queued' | 'processed';
-  erased_at: Date | null;
+export type LockedCall = IngestCall & {
   /** the organization's redaction setting (src/capture/redaction), read in the same statement */
   redaction_enabled: boolean;
-}
+};
 
 /** A stage's own write, in the run's transaction after its lock (`call`: the locked row's state). */
 export type StageWrite = (tx: Queryable, call: LockedCall | null) => Promise<void>;

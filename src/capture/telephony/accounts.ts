@@ -104,9 +104,11 @@ function accountCache(db: object): AccountCache {
 export async function findAccountBySid(
   deps: { db: Queryable; keys: Deps['keys'] },
   accountSid: string,
+  /** the database whose cache to use when `deps.db` is one of its transactions (read there on a miss) */
+  cacheOf: object = deps.db,
 ): Promise<TelephonyAccount | null> {
   if (!ACCOUNT_SID.test(accountSid)) return null;
-  const cache = accountCache(deps.db);
+  const cache = accountCache(cacheOf);
   const { accounts, generation } = cache;
   const now = performance.now();
   const hit = accounts.get(accountSid);

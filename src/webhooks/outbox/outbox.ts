@@ -108,3 +108,62 @@ WITH ev AS (
 )
 SELECT EXISTS (SELECT 1 FROM ev) AS inserted,
        (SELECT pg_notify('webhook_deliveries', '') FROM fanned LIMIT 1) IS NOT NULL AS notified`;
+
+/**
+ * emitEvent for several events of one fact group at once — the same organization, environment,
+ * resource, call and time (the completion's call.transcribed, call.completed, the draft and the
+ * tracker matches) — in ONE statement instead of one each: the events in the given order, each one's
+ * deliveries as emitEvent creates them (in subscription order, so the subscriptions' locks are
+ * taken in id order as everywhere else), one NOTIFY. Not for deletion events (their fan-out asks
+ * webhook_call_reach): those go through emitEvent. Answers, per event, whether it was new.
+ */
+export async function emitEvents(
+  tx: Queryable,
+  common: Pick<NewEvent, 'organizationId' | 'environment' | 'resourceId' | 'callId' | 'createdAt'>,
+  events: readonly Pick<NewEvent, 'eventType' | 'factKey' | 'data'>[],
+): Promise<{ eventId: string; inserted: boolean }[]> {
+  if (events.some((e) => DELETION_EVENT_TYPES.has(e.eventType))) {
+    const out: { eventId: string; inserted: boolean }[] = [];
+    for (const e of events) out.push(await emitEvent(tx, { ...common, ...e }));
+    return out;
+  }
+  const ids = events.map((e) => eventIdFor(e.eventType, e.factKey));
+  const { rows } = await tx.query<{ inserted: string[] | null }>(
+    EMIT_EVENTS_SQL,
+    [
+      ids,
+      common.organizationId,
+      events.map((e) => e.eventType),
+      common.resourceId,
+      common.callId,
+      events.map((e, i) => serializeEvent({ ...common, ...e }, ids[i]!)),
+      common.createdAt,
+      common.environment,
+    ],
+    { name: 'outbox_emit_events_v1' },
+  );
+  const inserted = new Set(rows[0]?.inserted ?? []);
+  return ids.map((eventId) => ({ eventId, inserted: inserted.has(eventId) }));
+}
+
+const EMIT_EVENTS_SQL = `
+WITH input AS (
+  SELECT * FROM unnest($1::uuid[], $3::text[], $6::text[]) WITH ORDINALITY AS i(id, event_type, body, ord)
+), ev AS (
+  INSERT INTO events (id, organization_id, environment, event_type, resource_id, call_id, body, created_at)
+  SELECT i.id, $2, $8::text, i.event_type, $4, $5, i.body, $7 FROM input i ORDER BY i.ord
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id, event_type
+), fanned AS (
+  INSERT INTO webhook_deliveries (id, organization_id, subscription_id, event_id, event_type, status,
+    next_attempt_at, created_at, updated_at)
+  SELECT gen_random_uuid(), s.organization_id, s.id, ev.id, ev.event_type, 'pending', $7, $7, $7
+    FROM ev JOIN input i ON i.id = ev.id
+    JOIN webhook_subscriptions s ON cardinality(s.event_types) = 0 OR ev.event_type = ANY (s.event_types)
+   WHERE ${inScope('s', 2, 8)} AND s.deleted_at IS NULL AND s.state IN ('active', 'paused')
+   ORDER BY s.id, i.ord
+  ON CONFLICT (subscription_id, event_id) DO NOTHING
+  RETURNING 1
+)
+SELECT (SELECT array_agg(id) FROM ev)::text[] AS inserted,
+       (SELECT pg_notify('webhook_deliveries', '') FROM fanned LIMIT 1) IS NOT NULL AS notified`;

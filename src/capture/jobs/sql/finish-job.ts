@@ -1,4 +1,5 @@
 import type { Queryable } from '../../../db/types.ts';
+import { INGEST_CALL_COLUMNS } from '../../call-record.ts';
 import type { ClaimedJob, LockedCall } from '../types.ts';
 
 /**
@@ -19,41 +20,38 @@ export class LeaseLost extends Error {
 
 /**
  * One statement, the call's lock first: the materialised CTE locks the call row when the uncorrelated
- * subquery is evaluated — in the filter, before the job row that passed it is locked (LockRows sits
- * above the scan). A job row that is not this run's returns nothing, and the run rolls back. The
- * locked call's processing state and erasure, and its organization's redaction setting, come back
- * with it (the stage's write reads them instead of reading them again).
+ * subquery is evaluated — in the job row's filter, before the job row that passed it is locked
+ * (LockRows sits above the scan; a hash join that builds on the call reads it first anyway). A job
+ * row that is not this run's returns nothing, and the run rolls back. The locked call comes back
+ * whole (the columns of findIngestCall, with its organization's redaction setting): the stage's
+ * write reads it instead of reading the locked row again.
  */
 export const LOCK_RUN_SQL = `
 WITH call AS MATERIALIZED (
-  SELECT c.processing_state, c.erased_at, o.redaction_enabled
+  SELECT ${INGEST_CALL_COLUMNS}, o.redaction_enabled
     FROM calls c JOIN organizations o ON o.id = c.organization_id
    WHERE c.id = $4
      FOR UPDATE OF c
+), job AS MATERIALIZED (
+  SELECT 1 FROM processing_jobs
+   WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')
+     AND (SELECT count(*) FROM call) >= 0
+     FOR UPDATE
 )
-SELECT EXISTS (SELECT 1 FROM call) AS found, (SELECT processing_state FROM call) AS processing_state,
-       (SELECT erased_at FROM call) AS erased_at, (SELECT redaction_enabled FROM call) AS redaction_enabled
-  FROM processing_jobs
- WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')
-   AND (SELECT count(*) FROM call) >= 0
-   FOR UPDATE`;
+SELECT call.*, call.id IS NOT NULL AS found FROM job LEFT JOIN call ON true`;
 
 /** Locks the call and checks the run's lease (LeaseLost when it is gone); answers the locked call (null: no row). */
 export async function lockRun(tx: Queryable, job: ClaimedJob, owner: string): Promise<LockedCall | null> {
   const r = await tx.query<{ found: boolean } & LockedCall>(
     LOCK_RUN_SQL,
     [job.id, owner, job.attempts, job.callId],
-    { name: 'capture_lock_run_v2' },
+    { name: 'capture_lock_run_v3' },
   );
   const row = r.rows[0];
   if (!row) throw new LeaseLost(job);
-  return row.found
-    ? {
-        processing_state: row.processing_state,
-        erased_at: row.erased_at,
-        redaction_enabled: row.redaction_enabled,
-      }
-    : null;
+  if (!row.found) return null;
+  const { found: _, ...call } = row;
+  return call;
 }
 
 /**
@@ -140,3 +138,76 @@ export async function endRun(
 /** What ended a run (the outcome label of the job metrics). */
 export const JOB_OUTCOMES = ['done', 'retry', 'failed', 'needs_review', 'wait', 'cancelled'] as const;
 export type JobOutcome = (typeof JOB_OUTCOMES)[number];
+
+/**
+ * lockRun and endRun in ONE statement, for a run whose outcome has a write of its own (the runner's
+ * transaction: this, then the stage's write): the call row locked first, the lease checked, the job
+ * row ended and the outcome counted — as endRun with its fence writes them — and the locked call
+ * answered as lockRun answers it. The job row is written before the stage's write instead of after
+ * it, in the same transaction: should that write fail, the rollback takes the end back too. No
+ * stage's write reads its own job row (the complete stage's completion marks it done only while
+ * pending or waiting: already succeeded, it is left as it is). Throws LeaseLost when the run lost
+ * its lease: nothing was written.
+ */
+export const LOCK_AND_END_RUN_SQL = `
+WITH call AS MATERIALIZED (
+  SELECT ${INGEST_CALL_COLUMNS}, o.redaction_enabled
+    FROM calls c JOIN organizations o ON o.id = c.organization_id
+   WHERE c.id = $4
+     FOR UPDATE OF c
+), mine AS MATERIALIZED (
+  SELECT id FROM processing_jobs
+   WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')
+     AND (SELECT count(*) FROM call) >= 0
+     FOR UPDATE
+), done AS (
+  UPDATE processing_jobs j
+     SET state = $8,
+         next_attempt_at = CASE WHEN $7 = 'finish' THEN j.next_attempt_at ELSE $9 END,
+         attempts = CASE WHEN $7 = 'wait' THEN greatest(j.attempts - 1, 0) ELSE j.attempts END,
+         last_error = CASE $7 WHEN 'retry' THEN $10 WHEN 'wait' THEN j.last_error
+                      ELSE COALESCE($10, CASE WHEN $8 = 'succeeded' THEN NULL ELSE j.last_error END) END,
+         last_error_kind = CASE $7 WHEN 'retry' THEN $11 WHEN 'wait' THEN j.last_error_kind
+                      ELSE COALESCE($11, CASE WHEN $8 = 'succeeded' THEN NULL ELSE j.last_error_kind END) END,
+         lease_owner = NULL, lease_expires_at = NULL,
+         finished_at = CASE WHEN $7 = 'finish' THEN $12 ELSE j.finished_at END,
+         updated_at = $12
+   WHERE j.id = (SELECT id FROM mine)
+  RETURNING 1
+), counted AS (
+  INSERT INTO processing_job_outcomes (stage, outcome, shard, n)
+  SELECT $5, $6, floor(random() * 8)::int, 1 WHERE EXISTS (SELECT 1 FROM done)
+  ON CONFLICT (stage, outcome, shard) DO UPDATE SET n = processing_job_outcomes.n + 1
+)
+SELECT call.*, call.id IS NOT NULL AS found FROM mine LEFT JOIN call ON true`;
+
+export async function lockAndEndRun(
+  tx: Queryable,
+  p: { job: ClaimedJob; owner: string; end: RunEnd; outcome: JobOutcome; now: Date },
+): Promise<LockedCall | null> {
+  const e = p.end;
+  const state = e.mode === 'finish' ? e.state : e.mode === 'retry' ? 'pending' : 'waiting';
+  const r = await tx.query<{ found: boolean } & LockedCall>(
+    LOCK_AND_END_RUN_SQL,
+    [
+      p.job.id,
+      p.owner,
+      p.job.attempts,
+      p.job.callId,
+      p.job.stage,
+      p.outcome,
+      e.mode,
+      state,
+      e.mode === 'finish' ? null : e.at,
+      e.mode === 'wait' ? null : e.error,
+      e.mode === 'wait' ? null : e.errorKind,
+      p.now,
+    ],
+    { name: 'capture_lock_end_run_v1' },
+  );
+  const row = r.rows[0];
+  if (!row) throw new LeaseLost(p.job);
+  if (!row.found) return null;
+  const { found: _, ...call } = row;
+  return call;
+}

@@ -5,7 +5,7 @@ import {
   ProviderError,
 } from '../../../domain/capture-providers.ts';
 import { ruleBasedAnalyzer, silentCallResult } from '../../analyzer.ts';
-import { findIngestCall, findIngestCallWithTimes, type IngestCall } from '../../call-record.ts';
+import { findIngestCallWithTimes, type IngestCall } from '../../call-record.ts';
 import { settleCompletion, storeAnalysis } from '../../pipeline.ts';
 import { nothingSaid } from '../../transcript-text.ts';
 import { timedEvidence } from '../../transcript-times.ts';
@@ -104,7 +104,8 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
   return {
     kind: 'succeeded',
     write: async (tx, locked) => {
-      const fresh = await findIngestCall(tx, call.id, { forUpdate: true });
+      // the call as the runner's lock read it (lockRun), in this transaction: no second read
+      const fresh = locked;
       if (
         !fresh ||
         fresh.erased_at ||
@@ -112,7 +113,7 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
         fresh.pending_transcript !== text
       )
         return;
-      await storeAnalysis(tx, {
+      const stored = await storeAnalysis(tx, {
         callId: fresh.id,
         organizationId: fresh.organization_id,
         transcriptOriginal: text,
@@ -122,9 +123,16 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
         now: deps.clock.now(),
         voicemail: fresh.voicemail,
         // read with the lock (the runner's lockRun), in this transaction
-        redaction: locked?.redaction_enabled,
+        redaction: fresh.redaction_enabled,
+        // marked processed by the completion's UPDATE below (settleCompletion), one write of the row
+        deferProcessed: true,
       });
-      await settleCompletion(tx, deps, fresh);
+      // the analysis just stored and the trackers read with the call: the completion reads neither
+      await settleCompletion(tx, deps, fresh, {
+        stored,
+        trackers: call.org_trackers,
+        processed: { callerName: (stored.analysis.caller_name as string | null | undefined) ?? null },
+      });
     },
   };
 };

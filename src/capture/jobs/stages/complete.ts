@@ -25,8 +25,9 @@ export const completeStage: StageHandler = async ({ deps, job }) => {
   if (!overdue && !recordingSettled(call)) return { kind: 'waiting', until: deadline };
   return {
     kind: 'succeeded',
-    write: async (tx) => {
-      await completeIfReady(tx, deps, call.id, { force: overdue });
+    write: async (tx, locked) => {
+      // the call as the runner's lock read it (lockRun): completeIfReady need not read it again
+      await completeIfReady(tx, deps, call.id, { force: overdue, locked: locked ?? undefined });
     },
   };
 };

@@ -12,7 +12,6 @@ import { queueTranscript } from '../../pipeline.ts';
 import { scriptTranscription } from '../../providers/script.ts';
 import { lineTimes } from '../../providers/transcript.ts';
 import { audioRedaction } from '../../redaction/audio-spans.ts';
-import { redactionEnabled } from '../../redaction/index.ts';
 import { deleteCarrierCopy } from '../../telephony/provider-recordings.ts';
 import type { StageHandler } from '../types.ts';
 
@@ -26,6 +25,8 @@ interface CallAudio {
   recording_bytes: number | null;
   erased_at: Date | null;
   org_language: string;
+  /** the organization's redaction setting, read with the call */
+  redaction_enabled: boolean;
   /** the script of a simulated call (test mode), transcribed instead of its audio */
   sim_script: string | null;
   sim_target_seconds: number | null;
@@ -84,7 +85,7 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal, chain }
   // whose audio could not be silenced: no word times).
   let audioSilenced = false;
   let silencedBytes: number | null = null;
-  if (await redactionEnabled(deps.db, call.organization_id)) {
+  if (call.redaction_enabled) {
     const r = audioRedaction(result.segments);
     if (r.spans.length > 0) {
       const spans = r.spans.map((s) => ({
@@ -135,13 +136,13 @@ async function loadCallAudio(db: Queryable, callId: string): Promise<CallAudio |
   if (!isUuid(callId)) return null;
   const { rows } = await db.query<CallAudio>(
     `SELECT c.id, c.organization_id, c.direction, c.processing_state, c.recording_state, c.recording_key,
-            c.recording_bytes, c.erased_at, o.language AS org_language, s.script AS sim_script,
+            c.recording_bytes, c.erased_at, o.language AS org_language, o.redaction_enabled, s.script AS sim_script,
             s.target_seconds AS sim_target_seconds
        FROM calls c JOIN organizations o ON o.id = c.organization_id
        LEFT JOIN simulated_calls s ON s.call_id = c.id
       WHERE c.id = $1`,
     [callId],
-    { name: 'capture_call_audio_v2' },
+    { name: 'capture_call_audio_v3' },
   );
   return rows[0] ?? null;
 }

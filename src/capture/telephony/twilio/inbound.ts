@@ -65,10 +65,11 @@ export interface InboundCallRow {
   erased_at: Date | null;
 }
 
-const CALL_SQL = `SELECT c.id, c.organization_id, c.direction, c.recording_mode, c.recording_state, c.recording_consent,
+const CALL_COLUMNS = `c.id, c.organization_id, c.direction, c.recording_mode, c.recording_state, c.recording_consent,
     c.voicemail, c.provider_call_sid, c.provider_call_status, c.phone_number_id, n.ring_to_e164,
     o.recording_consent_text AS consent_text, o.recording_consent_language AS consent_language,
-    o.language AS org_language, c.erased_at
+    o.language AS org_language, c.erased_at`;
+const CALL_SQL = `SELECT ${CALL_COLUMNS}
   FROM calls c JOIN organizations o ON o.id = c.organization_id LEFT JOIN phone_numbers n ON n.id = c.phone_number_id`;
 
 export async function lockTelephonyCall(
@@ -211,8 +212,16 @@ export async function createInboundCall(
   return deps.db.transaction(async (tx) => {
     const existing = await lockTelephonyCall(tx, { callSid });
     if (existing) return existing;
-    const id = await insertInboundCall(tx, deps, account, number, p, callSid, opts.announceConsent ?? false);
-    const call = (await lockTelephonyCall(tx, { id }))!;
+    // the row as the insert wrote it (this transaction's own, locked by the insert): not read again
+    const call = await insertInboundCall(
+      tx,
+      deps,
+      account,
+      number,
+      p,
+      callSid,
+      opts.announceConsent ?? false,
+    );
     await opts.inTransaction?.(tx, call);
     return call;
   });
@@ -226,7 +235,7 @@ async function insertInboundCall(
   p: FormParams,
   callSid: string,
   announceConsent: boolean,
-): Promise<string> {
+): Promise<InboundCallRow> {
   const org = await tx.query<{
     country: string | null;
     recording_consent_enabled: boolean;
@@ -247,14 +256,19 @@ async function insertInboundCall(
       : null;
   const id = newId();
   const now = deps.clock.now();
-  await tx.query(
-    `INSERT INTO calls (id, organization_id, direction, caller_phone, customer_phone, customer_phone_e164,
+  const { rows } = await tx.query<InboundCallRow>(
+    `WITH c AS (
+     INSERT INTO calls (id, organization_id, direction, caller_phone, customer_phone, customer_phone_e164,
        customer_phone_national, customer_phone_rdigits, company_phone_e164, caller_name, crm_status,
        recording_mode, recording_state, telephony_provider, provider_account_sid, phone_number_id,
        provider_call_sid, provider_call_status, recording_consent, voicemail, recording_channels, created_at, updated_at,
        environment)
      VALUES ($1, $2, 'inbound', $3, $4, $5, $6, $7, $8, $9, 'new', $10, $11, $20, $12, $13, $14, $15, $16, $17, $18, $19, $19,
-       $21)`,
+       $21)
+     RETURNING *
+   )
+   SELECT ${CALL_COLUMNS}
+     FROM c JOIN organizations o ON o.id = c.organization_id LEFT JOIN phone_numbers n ON n.id = c.phone_number_id`,
     [
       id,
       account.organizationId,
@@ -289,7 +303,7 @@ async function insertInboundCall(
     outcome: 'applied',
     now,
   });
-  return id;
+  return rows[0]!;
 }
 
 /** A callback under /calls/{id}/…: the call, locked, when it belongs to the account and the CallSid is its own. */
