@@ -70,23 +70,11 @@ export type RunEnd =
   | { mode: 'wait'; at: Date };
 
 /**
- * The end of a run in ONE statement: the job row written as finishJob / rescheduleJob write it and
- * the outcome counted (countOutcome), and — with `fence` — first the call's lock and the lease check
- * of lockRun, so a run that wrote nothing else needs no transaction at all (one round trip instead
- * of BEGIN, three statements and COMMIT). Without `fence` it runs after lockRun and the stage's write
- * in the runner's transaction: the job row is then written whatever that write did to it (the
- * complete stage's completion marks its own row done). Answers false when the fence found the job
- * no longer this run's: nothing was written.
+ * The end of a run, shared by endRun and lockAndEndRun: `done` ends the job row the CTE `mine`
+ * selected (as finishJob / rescheduleJob / a wait write it) and `counted` counts its outcome.
+ * Parameters $5–$12 as endParams lays them out.
  */
-export const END_RUN_SQL = `
-WITH call AS MATERIALIZED (SELECT 1 FROM calls WHERE $13::boolean AND id = $4 FOR UPDATE),
-mine AS MATERIALIZED (
-  SELECT id FROM processing_jobs
-   WHERE id = $1
-     AND (NOT $13::boolean OR (lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')))
-     AND (SELECT count(*) FROM call) >= 0
-     FOR UPDATE
-), done AS (
+const END_JOB_CTES = `done AS (
   UPDATE processing_jobs j
      SET state = $8,
          next_attempt_at = CASE WHEN $7 = 'finish' THEN j.next_attempt_at ELSE $9 END,
@@ -104,34 +92,61 @@ mine AS MATERIALIZED (
   INSERT INTO processing_job_outcomes (stage, outcome, shard, n)
   SELECT $5, $6, floor(random() * 8)::int, 1 WHERE EXISTS (SELECT 1 FROM done)
   ON CONFLICT (stage, outcome, shard) DO UPDATE SET n = processing_job_outcomes.n + 1
-)
+)`;
+
+/** $1–$12 of END_RUN_SQL and LOCK_AND_END_RUN_SQL: the job, its lease, the call and how the run ended. */
+function endParams(p: {
+  job: ClaimedJob;
+  owner: string;
+  end: RunEnd;
+  outcome: JobOutcome;
+  now: Date;
+}): unknown[] {
+  const e = p.end;
+  const state = e.mode === 'finish' ? e.state : e.mode === 'retry' ? 'pending' : 'waiting';
+  return [
+    p.job.id,
+    p.owner,
+    p.job.attempts,
+    p.job.callId,
+    p.job.stage,
+    p.outcome,
+    e.mode,
+    state,
+    e.mode === 'finish' ? null : e.at,
+    e.mode === 'wait' ? null : e.error,
+    e.mode === 'wait' ? null : e.errorKind,
+    p.now,
+  ];
+}
+
+/**
+ * The end of a run in ONE statement: the job row written as finishJob / rescheduleJob write it and
+ * the outcome counted (countOutcome), and — with `fence` — first the call's lock and the lease check
+ * of lockRun, so a run that wrote nothing else needs no transaction at all (one round trip instead
+ * of BEGIN, three statements and COMMIT). Without `fence` it runs after lockRun and the stage's write
+ * in the runner's transaction: the job row is then written whatever that write did to it (the
+ * complete stage's completion marks its own row done). Answers false when the fence found the job
+ * no longer this run's: nothing was written.
+ */
+export const END_RUN_SQL = `
+WITH call AS MATERIALIZED (SELECT 1 FROM calls WHERE $13::boolean AND id = $4 FOR UPDATE),
+mine AS MATERIALIZED (
+  SELECT id FROM processing_jobs
+   WHERE id = $1
+     AND (NOT $13::boolean OR (lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')))
+     AND (SELECT count(*) FROM call) >= 0
+     FOR UPDATE
+), ${END_JOB_CTES}
 SELECT EXISTS (SELECT 1 FROM done) AS ended`;
 
 export async function endRun(
   q: Queryable,
   p: { job: ClaimedJob; owner: string; fence: boolean; end: RunEnd; outcome: JobOutcome; now: Date },
 ): Promise<boolean> {
-  const e = p.end;
-  const state = e.mode === 'finish' ? e.state : e.mode === 'retry' ? 'pending' : 'waiting';
-  const { rows } = await q.query<{ ended: boolean }>(
-    END_RUN_SQL,
-    [
-      p.job.id,
-      p.owner,
-      p.job.attempts,
-      p.job.callId,
-      p.job.stage,
-      p.outcome,
-      e.mode,
-      state,
-      e.mode === 'finish' ? null : e.at,
-      e.mode === 'wait' ? null : e.error,
-      e.mode === 'wait' ? null : e.errorKind,
-      p.now,
-      p.fence,
-    ],
-    { name: 'capture_end_run_v1' },
-  );
+  const { rows } = await q.query<{ ended: boolean }>(END_RUN_SQL, [...endParams(p), p.fence], {
+    name: 'capture_end_run_v1',
+  });
   return rows[0]?.ended === true;
 }
 
@@ -160,51 +175,16 @@ WITH call AS MATERIALIZED (
    WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')
      AND (SELECT count(*) FROM call) >= 0
      FOR UPDATE
-), done AS (
-  UPDATE processing_jobs j
-     SET state = $8,
-         next_attempt_at = CASE WHEN $7 = 'finish' THEN j.next_attempt_at ELSE $9 END,
-         attempts = CASE WHEN $7 = 'wait' THEN greatest(j.attempts - 1, 0) ELSE j.attempts END,
-         last_error = CASE $7 WHEN 'retry' THEN $10 WHEN 'wait' THEN j.last_error
-                      ELSE COALESCE($10, CASE WHEN $8 = 'succeeded' THEN NULL ELSE j.last_error END) END,
-         last_error_kind = CASE $7 WHEN 'retry' THEN $11 WHEN 'wait' THEN j.last_error_kind
-                      ELSE COALESCE($11, CASE WHEN $8 = 'succeeded' THEN NULL ELSE j.last_error_kind END) END,
-         lease_owner = NULL, lease_expires_at = NULL,
-         finished_at = CASE WHEN $7 = 'finish' THEN $12 ELSE j.finished_at END,
-         updated_at = $12
-   WHERE j.id = (SELECT id FROM mine)
-  RETURNING 1
-), counted AS (
-  INSERT INTO processing_job_outcomes (stage, outcome, shard, n)
-  SELECT $5, $6, floor(random() * 8)::int, 1 WHERE EXISTS (SELECT 1 FROM done)
-  ON CONFLICT (stage, outcome, shard) DO UPDATE SET n = processing_job_outcomes.n + 1
-)
+), ${END_JOB_CTES}
 SELECT call.*, call.id IS NOT NULL AS found FROM mine LEFT JOIN call ON true`;
 
 export async function lockAndEndRun(
   tx: Queryable,
   p: { job: ClaimedJob; owner: string; end: RunEnd; outcome: JobOutcome; now: Date },
 ): Promise<LockedCall | null> {
-  const e = p.end;
-  const state = e.mode === 'finish' ? e.state : e.mode === 'retry' ? 'pending' : 'waiting';
-  const r = await tx.query<{ found: boolean } & LockedCall>(
-    LOCK_AND_END_RUN_SQL,
-    [
-      p.job.id,
-      p.owner,
-      p.job.attempts,
-      p.job.callId,
-      p.job.stage,
-      p.outcome,
-      e.mode,
-      state,
-      e.mode === 'finish' ? null : e.at,
-      e.mode === 'wait' ? null : e.error,
-      e.mode === 'wait' ? null : e.errorKind,
-      p.now,
-    ],
-    { name: 'capture_lock_end_run_v1' },
-  );
+  const r = await tx.query<{ found: boolean } & LockedCall>(LOCK_AND_END_RUN_SQL, endParams(p), {
+    name: 'capture_lock_end_run_v1',
+  });
   const row = r.rows[0];
   if (!row) throw new LeaseLost(p.job);
   if (!row.found) return null;
