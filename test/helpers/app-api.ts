@@ -1,4 +1,5 @@
 import { randomBytes, scryptSync } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
 /** The console (/app/api): owners who can log in, and a client that carries the session cookie and CSRF token. */
 import { hashPassword } from '../../src/accounts/passwords.ts';
 import type { Queryable } from '../../src/db/types.ts';
@@ -73,4 +74,22 @@ export async function login(h: Harness, email: string, password = PASSWORD): Pro
     post: (url, payload) => call('POST', url, payload),
     del: (url) => call('DELETE', url),
   };
+}
+
+/** A web app page request with the client's session; a post carries the form and the CSRF field. */
+export function pageRequest(
+  app: FastifyInstance,
+  c: ConsoleClient,
+  url: string,
+  form?: Record<string, string>,
+) {
+  return app.inject({
+    method: form ? 'POST' : 'GET',
+    url,
+    headers: {
+      cookie: c.cookie,
+      ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+    },
+    ...(form ? { payload: new URLSearchParams({ _csrf: c.csrf, ...form }).toString() } : {}),
+  });
 }

@@ -4,7 +4,14 @@ import { loadCallSetup } from '../../src/capture/telephony/call-setup.ts';
 import { DAY } from '../../src/clock.ts';
 import { tenantScope } from '../../src/domain/tenant.ts';
 import { newId } from '../../src/ids.ts';
-import { type ConsoleClient, cheapPasswordHash, login, orgWithLogin, PASSWORD } from '../helpers/app-api.ts';
+import {
+  type ConsoleClient,
+  cheapPasswordHash,
+  login,
+  orgWithLogin,
+  PASSWORD,
+  pageRequest,
+} from '../helpers/app-api.ts';
 import { MISSING } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { adminHeaders } from '../helpers/http.ts';
@@ -44,17 +51,8 @@ async function member(role: 'owner' | 'admin' | 'agent'): Promise<ConsoleClient 
 }
 
 /** A page request with the client's session; a post carries the form and the CSRF field. */
-function page(c: ConsoleClient, url: string, form?: Record<string, string>) {
-  return h.app.inject({
-    method: form ? 'POST' : 'GET',
-    url,
-    headers: {
-      cookie: c.cookie,
-      ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-    },
-    ...(form ? { payload: new URLSearchParams({ _csrf: c.csrf, ...form }).toString() } : {}),
-  });
-}
+const page = (c: ConsoleClient, url: string, form?: Record<string, string>) =>
+  pageRequest(h.app, c, url, form);
 
 const alertOf = (body: string) =>
   /<p class="notice error" role="alert">\s*([^<]*?)\s*<\/p>/

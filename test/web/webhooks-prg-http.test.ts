@@ -8,7 +8,13 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { newId } from '../../src/ids.ts';
-import { type ConsoleClient, cheapPasswordHash, login, orgWithLogin } from '../helpers/app-api.ts';
+import {
+  type ConsoleClient,
+  cheapPasswordHash,
+  login,
+  orgWithLogin,
+  pageRequest,
+} from '../helpers/app-api.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { echoChallenge, type Receiver, receiverPool } from '../helpers/receiver.ts';
 
@@ -37,17 +43,8 @@ after(async () => {
   await h?.close();
 });
 
-function page(c: ConsoleClient, url: string, form?: Record<string, string>) {
-  return h.app.inject({
-    method: form ? 'POST' : 'GET',
-    url,
-    headers: {
-      cookie: c.cookie,
-      ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-    },
-    ...(form ? { payload: new URLSearchParams({ _csrf: c.csrf, ...form }).toString() } : {}),
-  });
-}
+const page = (c: ConsoleClient, url: string, form?: Record<string, string>) =>
+  pageRequest(h.app, c, url, form);
 
 const secretOf = (body: string) => /<code id="signing-secret" class="secret">([^<]+)<\/code>/.exec(body)?.[1];
 const statusOf = (body: string) => /<p class="notice ok" role="status">\s*([^<]*?)\s*<\/p>/.exec(body)?.[1];
