@@ -40,10 +40,7 @@ const DB_CLIENT = 'database client: queries sent outside a stage (src/db, pg)';
 const SRC: [RegExp, string][] = [
   // decodeInto calls mpg123's WebAssembly itself (no mpg123-decoder frame on the stack)
   [/src\/recordings\/decoders\.ts/, DECODE],
-  [
-    /src\/recordings\/(talk-activity|decoded-activity)\.ts/,
-    'transcribe: talk metrics (voice activity levels)',
-  ],
+  [/src\/recordings\/talk-activity\.ts/, 'transcribe: talk metrics (voice activity levels)'],
   [/src\/recordings\/silence\.ts/, 'transcribe: redaction silencing (re-encode)'],
   [/src\/capture\/providers\/wav\.ts/, 'transcribe: PCM + WAV writing'],
   [/src\/recordings\/channels\.ts/, 'transcribe: channel count (music-metadata)'],

@@ -61,6 +61,17 @@ export interface TranscriptionResult {
   /** ISO 639-1 as the provider detected it, or null */
   language: string | null;
   segments: TranscriptSegment[];
+  /**
+   * The talk metrics' voice activity of the recording as given, when the provider decoded it
+   * anyway (the openai protocol's dual-channel split measures it on the way: decode once).
+   */
+  channelActivity?: ChannelActivity;
+}
+
+/** Voice activity of a dual-channel recording: per channel (0, 1), one flag per frame. */
+export interface ChannelActivity {
+  frameSeconds: number;
+  channels: [boolean[], boolean[]];
 }
 
 export interface TranscriptionProvider {

@@ -3,7 +3,6 @@ import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { forgetActivity, noteRead } from './decoded-activity.ts';
 
 /** Recordings are blobs behind this small interface; the default keeps files under DATA_DIR/recordings. */
 export interface BlobStore {
@@ -31,14 +30,12 @@ export function fileBlobStore(root: string): BlobStore {
   const store: BlobStore = {
     async put(key, body) {
       const path = pathOf(key);
-      forgetActivity(store, key);
       await mkdir(dirname(path), { recursive: true });
       const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
       try {
         if (body instanceof Readable) await pipeline(body, createWriteStream(tmp));
         else await writeChunks(tmp, body);
         await rename(tmp, path);
-        forgetActivity(store, key);
       } catch (err) {
         await rm(tmp, { force: true });
         throw err;
@@ -54,13 +51,10 @@ export function fileBlobStore(root: string): BlobStore {
     },
     read(key, range) {
       if (range) return createReadStream(pathOf(key), { start: range.start, end: range.end });
-      const stream = createReadStream(pathOf(key));
-      noteRead(stream, store, key); // the transcription's split decodes it once (decoded-activity.ts)
-      return stream;
+      return createReadStream(pathOf(key));
     },
     localPath: pathOf,
     async delete(key) {
-      forgetActivity(store, key);
       await rm(pathOf(key), { force: true });
     },
   };

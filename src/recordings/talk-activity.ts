@@ -1,4 +1,4 @@
-import { takeActivity } from './decoded-activity.ts';
+import type { ChannelActivity } from '../domain/capture-providers.ts';
 import { chunkOf, decodeInto, giveBackDecoder, takeDecoder } from './decoders.ts';
 import type { BlobStore } from './store.ts';
 
@@ -17,15 +17,11 @@ export const FRAME_SECONDS = 0.02;
 /** A frame is talk when its RMS is above this (full scale = 1): -40 dBFS, far above a phone line's hiss. */
 export const ACTIVE_RMS = 0.01;
 
-export interface ChannelActivity {
-  frameSeconds: number;
-  /** per channel (0 = first, 1 = second), one flag per frame */
-  channels: [boolean[], boolean[]];
-}
+export type { ChannelActivity };
 
 /**
  * The flags of a recording's frames, fed decoded chunks in order (channelActivity, and the
- * transcription's split, which decodes the same recording: decoded-activity.ts).
+ * transcription's split, which decodes the same recording and hands its result on).
  */
 export class ActivityMeter {
   private readonly flags: [boolean[], boolean[]] = [[], []];
@@ -72,12 +68,10 @@ export class ActivityMeter {
 /**
  * The activity of the first two channels; null when the recording cannot be decoded. The caller
  * checks that the recording has two channels (recordings/channels.ts): the decoder answers two for
- * a mono file too. When the transcription's split has just decoded the same recording, what it
- * measured is used (decoded-activity.ts): the same flags, no second decode.
+ * a mono file too. (The transcribe stage decodes only when the transcription did not measure it:
+ * TranscriptionResult.channelActivity.)
  */
 export async function channelActivity(store: BlobStore, key: string): Promise<ChannelActivity | null> {
-  const measured = await takeActivity(store, key);
-  if (measured) return measured;
   const decoder = await takeDecoder();
   let healthy = false;
   const meter = new ActivityMeter();

@@ -283,3 +283,32 @@ test("a dual-channel recording: its talk metrics and the transcript lines' times
   assert.ok(Math.abs(Number(m.agent_seconds) - 2) <= 0.041, String(m.agent_seconds));
   assert.equal((m.longest_monologue as Record<string, unknown>).speaker, 'customer');
 });
+
+test('talk metrics come from the activity the transcription measured while decoding, when it hands it on', async () => {
+  // the provider says the agent's channel (1, inbound) spoke for its first 1.5 s and the customer never:
+  // the stage takes that as it is instead of decoding the recording again
+  const audio = stereoSpansMp3({ seconds: 10, left: [[1, 5]], right: [[6, 8]] });
+  const frames = 500; // 10 s of 20 ms frames
+  const { provider } = fakeTranscription({
+    answer: () => ({
+      text: 'Agent: Hello.',
+      language: 'en',
+      segments: [{ speaker: 'agent', start: 0, end: 1.5, text: 'Hello.' }],
+      channelActivity: {
+        frameSeconds: 0.02,
+        channels: [Array(frames).fill(false), Array.from({ length: frames }, (_, i) => i < 75)],
+      },
+    }),
+  });
+  h.deps.capture = { ...builtInCaptureProviders(), transcription: provider };
+  const id = await insertCall(h.db, { orgId });
+  assert.equal((await putAudio(id, audio)).statusCode, 204);
+  await settleJobs(h.deps);
+  const { rows } = await h.db.query<{ talk_metrics: Record<string, unknown> }>(
+    'SELECT talk_metrics FROM calls WHERE id = $1',
+    [id],
+  );
+  const m = rows[0].talk_metrics;
+  assert.equal(m.customer_seconds, 0);
+  assert.equal(m.agent_seconds, 1.5);
+});

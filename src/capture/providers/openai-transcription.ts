@@ -8,6 +8,7 @@ import { channelOfSpeaker, speakerOfChannel } from '../../domain/recording-chann
 import { type ProviderHttp, postJson, tooLarge } from './http.ts';
 import { labelledText, mergeSegments, whisperLanguage } from './transcript.ts';
 import {
+  type ChannelActivity,
   ProviderError,
   type Speaker,
   type TranscriptionInput,
@@ -171,6 +172,7 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
       try {
         const segments: TranscriptSegment[] = [];
         const languages: (string | null)[] = [];
+        let channelActivity: ChannelActivity | undefined;
         if (input.channels === 1) {
           const ext = extensionOf(input.contentType);
           const file = join(await folder(), `recording.${ext}`);
@@ -185,6 +187,7 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
             maxSeconds: opts.maxRecordingSeconds ?? MAX_RECORDING_SECONDS,
             memoryBytes: WINDOW_MEMORY_BYTES,
           });
+          channelActivity = split.activity ?? undefined;
           const speakers: Speaker[] = [
             speakerOfChannel(0, input.direction),
             speakerOfChannel(1, input.direction),
@@ -234,6 +237,7 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
           text: labelledText(merged),
           language: languages.find((l) => l !== null) ?? null,
           segments: merged,
+          ...(channelActivity ? { channelActivity } : {}),
         };
       } finally {
         if (dir) await rm(dir, { recursive: true, force: true });

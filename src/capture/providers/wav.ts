@@ -1,9 +1,9 @@
 import { open } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import type { Readable } from 'node:stream';
-import { rememberActivity } from '../../recordings/decoded-activity.ts';
 import { chunkOf, decodeInto, giveBackDecoder, takeDecoder } from '../../recordings/decoders.ts';
 import { ActivityMeter } from '../../recordings/talk-activity.ts';
+import type { ChannelActivity } from './types.ts';
 import { ProviderError } from './types.ts';
 import { VoiceDetector } from './vad.ts';
 
@@ -42,6 +42,8 @@ export interface SplitResult {
   /** seconds of audio decoded */
   duration: number;
   windows: ChannelWindow[];
+  /** the talk metrics' voice activity of the two channels, measured while decoding (null: none decoded) */
+  activity: ChannelActivity | null;
 }
 
 interface OpenWindow {
@@ -85,7 +87,6 @@ export async function splitStereoMp3(
   // decoded into reused arrays; the talk metrics' voice activity measured on the way (decode once)
   const pcm = chunkOf(decoder);
   const meter = new ActivityMeter();
-  let mp3Bytes = 0;
 
   const closeWindow = async (o: OpenWindow) => {
     for (const ch of [0, 1] as const) o.w.speech[ch] = detectors?.[ch].endWindow().speech ?? false;
@@ -161,7 +162,6 @@ export async function splitStereoMp3(
 
   try {
     for await (const chunk of mp3) {
-      mp3Bytes += (chunk as Uint8Array).length;
       const samplesDecoded = decodeInto(decoder, chunk as Uint8Array, pcm);
       if (samplesDecoded === 0) continue;
       const rate = pcm.sampleRate;
@@ -217,9 +217,7 @@ export async function splitStereoMp3(
   }
   if (sampleRate === 0)
     throw new ProviderError(provider, 'fatal', 'the recording holds no MP3 audio that could be decoded');
-  const activity = meter.result();
-  if (activity) rememberActivity(mp3, activity, mp3Bytes);
-  return { sampleRate, duration: total / sourceRate, windows };
+  return { sampleRate, duration: total / sourceRate, windows, activity: meter.result() };
 }
 
 /**

@@ -100,10 +100,14 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal, chain }
     await deleteCarrierCopy(deps, call.id);
   }
   // Talk metrics (docs/capture.md "Talk metrics"): each side's voice activity in the stored (so
-  // already silenced) dual-channel recording, decoded once more as it streams.
+  // already silenced) dual-channel recording — as the transcription measured it while decoding, or,
+  // when it did not or the recording was silenced since, decoded once more as it streams.
   let talk: TalkMetrics | null = null;
   if (channels === 2) {
-    const a = await channelActivity(deps.store, key);
+    const a =
+      silencedBytes === null && result.channelActivity
+        ? result.channelActivity
+        : await channelActivity(deps.store, key);
     if (a) {
       const agentChannel = channelOfSpeaker('agent', call.direction);
       talk = talkMetrics(a.channels[agentChannel], a.channels[1 - agentChannel], a.frameSeconds);
