@@ -16,7 +16,9 @@
  * forever. Here such a file is killed after TEST_FILE_TIMEOUT_MS (default 10 min) and reported with
  * what was still open; its worker is replaced and the run goes on.
  *
- * Usage: node scripts/run-tests.ts <glob or file>… Prints one line per passing file (and the lines
+ * Usage: node scripts/run-tests.ts <glob or file>… Prints one line per passing file, with its wall time
+ * and its CPU (the worker's and that of every process the file started and closed: services, CLIs,
+ * Chromium; Linux) and the sum of both at the end (and the lines
  * of its output that match TEST_ECHO, a regular expression), the whole output of a failing one, and
  * totals; exits 1 when any file failed or was killed.
  *
@@ -82,9 +84,26 @@ interface Outcome {
   /** How long the file's worker waited, after its tests, for what they opened to close. */
   closing?: { ms: number; open: string[] };
   ms: number;
+  /** CPU (user + sys) of the file's process and every process it started and reaped, ms (Linux). */
+  cpuMs?: number;
   counts: Record<string, number>;
   output: string;
 }
+
+/**
+ * User + system CPU of a process and of its children it has waited for (the services, CLIs and
+ * browsers a file starts and closes count towards it), ms; NaN off Linux.
+ */
+function cpuOf(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+const TICKS_PER_SECOND = 100;
 
 const running = new Set<ChildProcess>();
 const killGroup = (child: ChildProcess) => {
@@ -165,6 +184,7 @@ class Worker {
   private current: {
     file: string;
     started: number;
+    cpuStart: number;
     output: string;
     end?: { ok: boolean; counts: Record<string, number> };
     done?: { rss: number; waitMs: number; waitedFor: string[] };
@@ -248,7 +268,8 @@ class Worker {
         this.finish(false, c.end?.counts ?? {}, `killed after ${fileTimeoutMs / 1000} s.${open}`, true);
         killGroup(this.child);
       }, fileTimeoutMs);
-      this.current = { file, started, output: '', open: [], settle, timer };
+      const cpuStart = cpuOf(this.child.pid);
+      this.current = { file, started, cpuStart, output: '', open: [], settle, timer };
       this.child.send({ run: file });
     });
   }
@@ -335,6 +356,7 @@ class Worker {
       note,
       closing,
       ms: performance.now() - c.started,
+      cpuMs: cpuOf(this.child.pid) - c.cpuStart,
       counts,
       output: c.output,
     });
@@ -342,7 +364,9 @@ class Worker {
 }
 
 function report(o: Outcome): void {
-  const secs = `${(o.ms / 1000).toFixed(1)} s`;
+  const cpu =
+    o.cpuMs !== undefined && Number.isFinite(o.cpuMs) ? `, ${(o.cpuMs / 1000).toFixed(1)} s CPU` : '';
+  const secs = `${(o.ms / 1000).toFixed(1)} s${cpu}`;
   if (o.ok) {
     const skipped = o.counts.skipped ? `, ${o.counts.skipped} skipped` : '';
     // A file that keeps something open after its tests makes the run wait: say so when it is long.
@@ -415,6 +439,13 @@ console.log(
 );
 for (const o of failed) console.log(`✖ ${o.file}${o.timedOut ? ' (killed: file timeout)' : ''}`);
 mkdirSync('.tmp', { recursive: true });
+const cpuTimes = outcomes.filter((o) => o.cpuMs !== undefined && Number.isFinite(o.cpuMs));
+if (cpuTimes.length > 0) {
+  const total = cpuTimes.reduce((n, o) => n + (o.cpuMs ?? 0), 0);
+  console.log(
+    `ℹ CPU of the files run in workers: ${(total / 1000).toFixed(1)} s (the worker processes and what they started)`,
+  );
+}
 writeFileSync(
   TIMES_FILE,
   JSON.stringify({ ...lastTimes, ...Object.fromEntries(outcomes.map((o) => [o.file, Math.round(o.ms)])) }),
