@@ -52,6 +52,7 @@ function* tarEntries(tar: Uint8Array): Generator<TarEntry> {
     const body = at + 512;
     at = body + Math.ceil(size / 512) * 512;
     const full = (prefix ? `${prefix}/${name}` : name).replace(/^\/+/, '');
+    if (full === '') continue; // the data directory itself
     if (flag === '5') yield { name: full, type: 'dir', bytes: new Uint8Array() };
     else if (flag === '0' || flag === '')
       yield { name: full, type: 'file', bytes: tar.subarray(body, body + size) };
