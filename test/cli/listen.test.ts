@@ -8,15 +8,17 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Stripe from 'stripe';
+import { migratedDataDir } from '../helpers/pglite-datadir.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 
 /**
- * `callcap listen` end to end: a real service process (embedded database in a fresh DATA_DIR, free
- * loopback ports), `callcap login`, `callcap listen --forward-to` a local receiver that verifies
- * every delivery with the official stripe package, a call ingested through the operator API,
- * `callcap trigger webhook.test`; then the service is stopped while an event is out and started
- * again: the stream reconnects, resumes the session, and every event arrives (the one that was out
- * again, with the same event_id).
+ * `callcap listen` end to end: a real service process (embedded database in a new DATA_DIR, free
+ * loopback ports; the database starts as the migrated template of test/helpers/pglite-datadir.ts,
+ * the very first start being test/seed/first-run.test.ts's subject), `callcap login`, `callcap
+ * listen --forward-to` a local receiver that verifies every delivery with the official stripe
+ * package, a call ingested through the operator API, `callcap trigger webhook.test`; then the
+ * service is stopped while an event is out and started again: the stream reconnects, resumes the
+ * session, and every event arrives (the one that was out again, with the same event_id).
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const OWNER = 'owner@demo-plumbing.example';
@@ -124,8 +126,9 @@ test('callcap listen forwards verified events, survives a service restart and lo
   let secret = '';
   const verified: Verified[] = [];
   let rejected = 0;
-  /** event_type → milliseconds the receiver waits before answering */
-  const delays = new Map<string, number>();
+  /** event_type → what the receiver waits for before answering */
+  const holds = new Map<string, Promise<void>>();
+  let release = () => {};
   let receiver: Receiver | undefined;
   let service: Proc | undefined;
   let listen: Proc | undefined;
@@ -142,13 +145,16 @@ test('callcap listen forwards verified events, survives a service restart and lo
         assert.equal(req.headers['service-event-id'], e.event_id);
         assert.equal(req.headers['service-event-type'], e.event_type);
         verified.push(e);
-        setTimeout(() => res.writeHead(200).end(), delays.get(e.event_type) ?? 0);
+        const hold = holds.get(e.event_type);
+        if (hold) void hold.then(() => res.writeHead(200).end());
+        else res.writeHead(200).end();
       } catch {
         rejected++;
         res.writeHead(400).end();
       }
     });
 
+    await migratedDataDir(serviceEnv.DATA_DIR);
     service = start(['src/main.ts', 'serve'], serviceEnv);
     const password = await until(
       () => /password (\S+)/.exec(service?.out ?? '')?.[1],
@@ -206,9 +212,10 @@ test('callcap listen forwards verified events, survives a service restart and lo
     await until(() => typesOf(first).includes('call.completed'), 'call.completed of the first call', logs);
     assert.ok(typesOf(first).includes('call.recording.ready'), typesOf(first).join());
 
-    // A test event is out (the receiver holds its reply) when the service stops: its
-    // acknowledgement cannot arrive, so it is sent again after the restart with the same event_id.
-    delays.set('webhook.test', 3000);
+    // A test event is out (the receiver holds its reply until the service has stopped) when the
+    // service stops: its acknowledgement cannot arrive, so it is sent again after the restart with
+    // the same event_id.
+    holds.set('webhook.test', new Promise<void>((r) => (release = r)));
     const inFlight = await cli(['trigger', 'webhook.test']);
     await until(
       () => verified.some((e) => e.event_id === inFlight.event_id),
@@ -216,7 +223,8 @@ test('callcap listen forwards verified events, survives a service restart and lo
       logs,
     );
     await stop(service);
-    delays.delete('webhook.test');
+    holds.delete('webhook.test');
+    release();
     await until(() => /Stream (lost|closed)/.test(listen?.err ?? ''), 'the CLI noticing the restart', logs);
 
     service = start(['src/main.ts', 'serve'], serviceEnv);
@@ -267,6 +275,7 @@ test('callcap listen forwards verified events, survives a service restart and lo
   } finally {
     await stop(listen);
     await stop(service);
+    release();
     await receiver?.close();
     await rm(tmp, { recursive: true, force: true });
   }

@@ -1,6 +1,9 @@
 /**
  * The SDK as integrators get it: `npm run build:sdk`, `npm pack`, the tarball installed (offline: the
  * package has no dependencies) into a temporary project, then its verifier and client run there
+ * (the installed project is kept under the system temp folder by a hash of what the build and the
+ * pack read, sdk/ and the TypeScript version, and copied for each run: the build, pack and install
+ * run again whenever any of it changes),
  *
  * - on the installed Node (24) and on Node 20 and 22 (the `node` npm package at those versions,
  *   installed once into node_modules/.cache/sdk-node-versions, or SDK_NODE_CACHE_DIR; later runs
@@ -13,7 +16,19 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, type SpawnSyncReturns, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -27,6 +42,7 @@ import { insertApiKey, insertCall, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 
 const root = resolve(import.meta.dirname, '../..');
+const sdkDir = join(root, 'sdk');
 const fixtures = join(import.meta.dirname, 'sdk-package');
 const cacheDir = resolve(
   process.env.SDK_NODE_CACHE_DIR ?? join(root, 'node_modules/.cache/sdk-node-versions'),
@@ -79,6 +95,61 @@ function nodeBinary(major: number): string {
   return bin;
 }
 
+/** What `npm run build:sdk` and `npm pack` read: sdk/ (but its build output and tests) and TypeScript. */
+function sdkInputsKey(): string {
+  const h = createHash('sha256');
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (!['dist', 'node_modules', 'test'].includes(e.name) || dir !== sdkDir) walk(path);
+      } else if (!e.name.endsWith('.tgz')) {
+        h.update(`${path.slice(sdkDir.length)}\0`);
+        h.update(readFileSync(path));
+      }
+    }
+  };
+  walk(sdkDir);
+  h.update(readFileSync(join(root, 'node_modules/typescript/package.json')));
+  return h.digest('hex').slice(0, 16);
+}
+
+/**
+ * A project with the packed SDK installed, and the packed file list: built, packed and installed
+ * exactly as a release and an integrator would, once per sdkInputsKey (in a staging folder renamed
+ * into place when complete, so an interrupted run never leaves one that looks done).
+ */
+function installedProject(): { dir: string; files: string[] } {
+  const cache = join(tmpdir(), 'callcap-test-templates');
+  const dir = join(cache, `sdk-package-${sdkInputsKey()}`);
+  const listFile = join(dir, 'packed-files.json');
+  if (existsSync(listFile)) return { dir, files: JSON.parse(readFileSync(listFile, 'utf8')) };
+  // Build and pack exactly as a release would.
+  mustRun('npm', ['run', 'build:sdk'], root);
+  mkdirSync(cache, { recursive: true });
+  const staging = mkdtempSync(join(cache, '.sdk-package-'));
+  const packed = JSON.parse(
+    mustRun('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', staging], sdkDir),
+  ) as { filename: string; files: { path: string }[] }[];
+  const tarball = join(staging, packed[0].filename);
+  // A fresh project installs the tarball without the network.
+  writeFileSync(
+    join(staging, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
+  );
+  mustRun('npm', ['install', tarball, '--offline', '--no-audit', '--no-fund', '--no-package-lock'], staging);
+  const files = packed[0].files.map((f) => f.path);
+  writeFileSync(join(staging, 'packed-files.json'), JSON.stringify(files));
+  try {
+    renameSync(staging, dir);
+  } catch (err) {
+    // Another run made it meanwhile: the same inputs, so the same project.
+    rmSync(staging, { recursive: true, force: true });
+    if (!existsSync(listFile)) throw err;
+  }
+  return { dir, files };
+}
+
 let h: Harness;
 let project: string;
 let flaky: Server;
@@ -88,33 +159,19 @@ const runtimes: { label: string; bin: string }[] = [];
 
 before(
   async () => {
-    // 1. Build and pack exactly as a release would.
-    mustRun('npm', ['run', 'build:sdk'], root);
-    project = mkdtempSync(join(tmpdir(), 'callcap-sdk-package-'));
-    const packed = JSON.parse(
-      mustRun(
-        'npm',
-        ['pack', '--ignore-scripts', '--json', '--pack-destination', project],
-        join(root, 'sdk'),
-      ),
-    ) as { filename: string; files: { path: string }[] }[];
-    const tarball = join(project, packed[0].filename);
-    const files = packed[0].files.map((f) => f.path);
+    // 1-2. The packed SDK installed into a fresh project (made once per hash of its inputs).
+    const installed = installedProject();
     assert.ok(
-      files.includes('dist/index.js') && files.includes('dist/index.d.ts') && files.includes('dist/web.js'),
+      installed.files.includes('dist/index.js') &&
+        installed.files.includes('dist/index.d.ts') &&
+        installed.files.includes('dist/web.js'),
     );
-    assert.ok(!files.some((f) => f.startsWith('src/') || f.startsWith('test/')), files.join(', '));
-
-    // 2. A fresh project installs the tarball without the network.
-    writeFileSync(
-      join(project, 'package.json'),
-      JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
+    assert.ok(
+      !installed.files.some((f) => f.startsWith('src/') || f.startsWith('test/')),
+      installed.files.join(', '),
     );
-    mustRun(
-      'npm',
-      ['install', tarball, '--offline', '--no-audit', '--no-fund', '--no-package-lock'],
-      project,
-    );
+    project = mkdtempSync(join(tmpdir(), 'callcap-sdk-package-'));
+    cpSync(installed.dir, project, { recursive: true });
     for (const f of ['node-check.mjs', 'web-check.mjs', 'block-node-builtins.mjs']) {
       copyFileSync(join(fixtures, f), join(project, f));
     }
@@ -232,9 +289,14 @@ async function check(bin: string, script: string, runId: string, extraArgs: stri
 }
 
 test('the packed SDK verifies and calls the API on the installed Node and on Node 20 and 22', async () => {
-  for (const { label, bin } of runtimes) {
+  // The runtimes run at once (each has its own run id on the flaky server): their waits are
+  // Retry-After seconds, not work.
+  const outs = await Promise.all(
+    runtimes.map(({ label, bin }) => check(bin, 'node-check.mjs', `node-${label}`)),
+  );
+  for (const [i, { label }] of runtimes.entries()) {
     const runId = `node-${label}`;
-    const out = await check(bin, 'node-check.mjs', runId);
+    const out = outs[i];
     const major = label === 'installed' ? process.versions.node.split('.')[0] : label.split('@')[1];
     assert.match(out.runtime, new RegExp(`^v${major}\\.`), label);
     assert.equal(out.verified, input.eventId, label);
@@ -261,8 +323,13 @@ test('the packed SDK verifies and calls the API on the installed Node and on Nod
 });
 
 test('with Web Crypto only (every Node built-in blocked), @callcap/sdk/web verifies and calls the API', async () => {
-  for (const { label, bin } of runtimes) {
-    const out = await check(bin, 'web-check.mjs', `web-${label}`, ['--import', './block-node-builtins.mjs']);
+  const outs = await Promise.all(
+    runtimes.map(({ label, bin }) =>
+      check(bin, 'web-check.mjs', `web-${label}`, ['--import', './block-node-builtins.mjs']),
+    ),
+  );
+  for (const [i, { label }] of runtimes.entries()) {
+    const out = outs[i];
     assert.equal(out.verified, input.eventId, label);
     assert.equal(out.verifiedFn, 'call.completed', label);
     assert.equal(out.tamperedRejected, true, label);

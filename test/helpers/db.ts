@@ -75,7 +75,8 @@ async function pgliteTemplate(): Promise<Blob> {
 }
 let templateBytes: Promise<Uint8Array> | undefined;
 
-async function readOrMakeTemplate(): Promise<Uint8Array> {
+/** The template's tarball bytes (made first when missing); pglite-datadir.ts writes them to a DATA_DIR. */
+export async function readOrMakeTemplate(): Promise<Uint8Array> {
   const dir = join(tmpdir(), 'callcap-test-templates');
   const file = join(dir, `pglite-${await templateKey()}.tar`);
   try {

@@ -6,16 +6,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { migratedDataDir } from '../helpers/pglite-datadir.ts';
 
 /**
- * `callcap serve` on an empty DATA_DIR, as a new operator runs it: the first start seeds the demo
+ * `callcap serve` on a new DATA_DIR, as a new operator runs it: the first start seeds the demo
  * and prints the operator token, the demo key and the console login; the second start prints none of
  * them but where they were shown and the command that gives new ones, and that command works.
+ *
+ * DATA_DIR's database starts as the migrated, empty template (test/helpers/pglite-datadir.ts): what
+ * these starts decide (seed or not, print or not) depends on the database being empty, not on who
+ * ran initdb, and initdb with every migration would cost each run seconds. The start from a bare
+ * directory, initdb included, is test/readme-walkthrough.test.ts's `npm start` on an empty ./data.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 let dataDir: string;
 before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'callcap-first-run-'));
+  await migratedDataDir(dataDir);
 });
 /** Servers still running when a test ends (it failed before stopping them) are killed in `after`. */
 const children = new Set<ChildProcess>();
