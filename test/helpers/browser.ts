@@ -2,6 +2,7 @@
  * Browser tests of the web app: Debian's Chromium (/usr/bin/chromium) driven by playwright-core.
  *
  *   const browser = await startBrowser();            // one per test file; `after(() => browser.close())`
+ *                                                    // (in the test worker: a lease on its one Chromium)
  *   const origin = await serve(h);                   // h.app on 127.0.0.1:<random port>: "http://127.0.0.1:PORT"
  *   const page = await newPage(browser);             // a fresh context: own cookies, no session
  *   await signIn(page, origin, email);               // through the sign-in form (PASSWORD by default)
@@ -12,18 +13,22 @@
  *
  * The browser runs headless with --no-sandbox --disable-gpu --disable-background-networking
  * --disable-component-update --no-first-run; launch() gives it a fresh temporary profile (user-data
- * dir), deleted when it closes. Use a harness made with `createHarness(BROWSER_ENV)`: an http
+ * dir), deleted when it closes. In the test worker one Chromium serves every file the worker runs
+ * (startBrowser()); the files share no state through it: each page is in a context of its own, and
+ * a file's contexts are closed when it closes its lease. Use a harness made with `createHarness(BROWSER_ENV)`: an http
  * PUBLIC_BASE_URL, so the session cookie is not marked Secure for the plain-http test origin
  * (Secure on https is tested without a browser).
  *
  * axe-core is injected with page.evaluate (the DevTools protocol), which the page's strict
  * Content-Security-Policy does not govern, so the pages are checked with their real headers on.
  */
+
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { Queryable } from '../../src/db/types.ts';
 import { cheapPasswordHash, orgWithLogin, PASSWORD } from './app-api.ts';
 import { createHarness, type Harness } from './harness.ts';
@@ -40,7 +45,81 @@ const root = resolve(import.meta.dirname, '../..');
 export const SCREENSHOT_DIR =
   process.env.SCREENSHOTS === 'docs' ? join(root, 'docs/console') : join(tmpdir(), 'callcap-screenshots');
 
+/**
+ * Chromium for one test file. Inside the test worker (scripts/test-worker.ts, which runs file after
+ * file in one process) every file gets the worker's one Chromium, launched by the first file that
+ * asks and again after a crash: a launch costs ~0.5 s of wall and CPU per file. What the file gets
+ * is a lease on it: `close()` closes the contexts the file opened through it, not Chromium, so the
+ * next file starts from no context, no cookie, no page, as with a browser of its own. Outside the
+ * worker (`node --test`, TEST_ISOLATION=process) it is a browser of the file's own, as before.
+ */
 export async function startBrowser(): Promise<Browser> {
+  const atExit = (globalThis as Record<symbol, unknown>)[Symbol.for(WORKER_AT_EXIT)] as
+    | (() => Promise<void>)[]
+    | undefined;
+  if (!atExit) return launchBrowser();
+  if (!shared) atExit.push(async () => (await shared?.catch(() => undefined))?.close());
+  let browser = await shared?.catch(() => undefined);
+  if (!browser?.isConnected()) {
+    shared = launchKept();
+    browser = await shared;
+  }
+  return lease(browser);
+}
+
+/** The key of scripts/test-worker.ts's registry of closers run when the worker exits. */
+const WORKER_AT_EXIT = 'callcap.test-worker.at-exit';
+let shared: Promise<Browser> | undefined;
+
+/**
+ * Launches Chromium and unrefs its process and pipes: they neither keep the worker alive nor count
+ * among the open resources the worker waits for after each file (the worker's IPC channel keeps it
+ * alive; the worker closes the browser before it exits). Node gives no public way to the process
+ * playwright spawns, so it is found among the handles that keep the loop alive (the one whose
+ * spawnfile is CHROMIUM and was not there before); if that ever fails, the launch fails loudly.
+ */
+async function launchKept(): Promise<Browser> {
+  const handles = () => (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
+  const before = new Set(handles());
+  const browser = await launchBrowser();
+  const child = handles().find(
+    (x): x is ChildProcess => !before.has(x) && (x as ChildProcess).spawnfile === CHROMIUM,
+  );
+  if (!child) {
+    await browser.close();
+    throw new Error(`the Chromium process playwright started (${CHROMIUM}) is not among the active handles`);
+  }
+  child.unref();
+  for (const pipe of child.stdio) (pipe as { unref?(): void } | null)?.unref?.();
+  return browser;
+}
+
+/** The shared browser as one file sees it: its contexts are its own, and close() closes them. */
+function lease(browser: Browser): Browser {
+  const mine = new Set<BrowserContext>();
+  const own = (context: BrowserContext) => {
+    mine.add(context);
+    context.once('close', () => mine.delete(context));
+    return context;
+  };
+  return new Proxy(browser, {
+    get(target, prop) {
+      if (prop === 'newContext')
+        return async (...args: Parameters<Browser['newContext']>) => own(await target.newContext(...args));
+      if (prop === 'newPage')
+        return async (...args: Parameters<Browser['newPage']>) => {
+          const page = await target.newPage(...args);
+          own(page.context());
+          return page;
+        };
+      if (prop === 'close') return async () => void (await Promise.all([...mine].map((c) => c.close())));
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
