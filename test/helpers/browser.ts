@@ -9,7 +9,8 @@
  *   const csp = watchCsp(page);                      // CSP violations the page reports; expect [] at the end
  *   await checkA11y(page, 'calls list');             // axe-core: fails on any serious or critical violation
  *   await checkBoth(page, 'calls list');             // the same at 1280 and 390 px, no sideways scroll at 390
- *   await screenshot(page, 'calls-list');            // <SCREENSHOT_DIR>/calls-list.png (full page, 1024 px wide)
+ *   await screenshot(page, 'calls-list');            // <SCREENSHOT_DIR>/calls-list.png (full page, 1024 px wide;
+ *                                                    // SCREENSHOTS=docs or =tmp, none on an ordinary run)
  *
  * The browser runs headless with --no-sandbox --disable-gpu --disable-background-networking
  * --disable-component-update --no-first-run; launch() gives it a fresh temporary profile (user-data
@@ -38,12 +39,18 @@ export const BROWSER_ENV = { PUBLIC_BASE_URL: 'http://127.0.0.1' };
 
 const root = resolve(import.meta.dirname, '../..');
 /**
- * Where screenshots go: a folder under the system temp folder on an ordinary run (tests never
- * rewrite tracked files), docs/console/ when SCREENSHOTS=docs (`npm run screenshots`, the command
- * that refreshes the pictures docs/console.md shows).
+ * Where screenshots go: docs/console/ when SCREENSHOTS=docs (`npm run screenshots`, the command that
+ * refreshes the pictures docs/console.md shows), a folder under the system temp folder when
+ * SCREENSHOTS has another value (e.g. `SCREENSHOTS=tmp`, to look at them without touching tracked
+ * files), nowhere on an ordinary run: no test asserts on a picture, and a full-page PNG costs
+ * ~0.2 s of wall and CPU each (~50 of them in test/web/).
  */
-export const SCREENSHOT_DIR =
-  process.env.SCREENSHOTS === 'docs' ? join(root, 'docs/console') : join(tmpdir(), 'callcap-screenshots');
+export const SCREENSHOT_DIR: string | undefined =
+  process.env.SCREENSHOTS === 'docs'
+    ? join(root, 'docs/console')
+    : process.env.SCREENSHOTS
+      ? join(tmpdir(), 'callcap-screenshots')
+      : undefined;
 
 /**
  * Chromium for one test file. Inside the test worker (scripts/test-worker.ts, which runs file after
@@ -225,12 +232,15 @@ export async function checkBoth(page: Page, what: string): Promise<void> {
 
 /**
  * Saves a full-page screenshot as <SCREENSHOT_DIR>/<name>.png (docs/console/ under `npm run
- * screenshots`). The page is scrolled to the top first: a sticky element (the call page's player)
- * is drawn where the window was, so a page left scrolled would show it over the middle of the page.
+ * screenshots`); takes none when SCREENSHOTS is unset. The page is scrolled to the top first (also
+ * without a picture, so the page is left in the same state either way): a sticky element (the call
+ * page's player) is drawn where the window was, so a page left scrolled would show it over the
+ * middle of the page.
  */
 export async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.evaluate(() => window.scrollTo(0, 0));
+  if (SCREENSHOT_DIR === undefined) return;
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 }
 
