@@ -30,7 +30,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type APIResponse, type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { Queryable } from '../../src/db/types.ts';
 import { cheapPasswordHash, orgWithLogin, PASSWORD } from './app-api.ts';
 import { createHarness, type Harness } from './harness.ts';
@@ -164,17 +164,28 @@ export async function newPage(browser: Browser): Promise<Page> {
  * a sign-out, on the sign-in page the app led to). Throws if the sign-in is refused.
  */
 export async function signIn(page: Page, origin: string, email: string, password = PASSWORD): Promise<void> {
+  const res = await postSignIn(page, origin, email, password);
+  const to = res.headers().location;
+  if (res.status() !== 303 || !to) throw new Error(`signing in as ${email} was refused: ${res.status()}`);
+  await page.goto(new URL(to, origin).href);
+}
+
+/**
+ * One sign-in attempt as the form makes it, over HTTP in the page's context: the form's hidden
+ * fields from GET /app/login (its CSRF token and cookie, `next`), the e-mail and password; the
+ * answer is not followed (303 to the app when the sign-in is accepted).
+ */
+export async function postSignIn(
+  page: Page,
+  origin: string,
+  email: string,
+  password: string,
+): Promise<APIResponse> {
   const form = await (await page.request.get(`${origin}/app/login`)).text();
   const hidden = Object.fromEntries(
     [...form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1], m[2]]),
   );
-  const res = await page.request.post(`${origin}/app/login`, {
-    form: { ...hidden, email, password },
-    maxRedirects: 0,
-  });
-  const to = res.headers().location;
-  if (res.status() !== 303 || !to) throw new Error(`signing in as ${email} was refused: ${res.status()}`);
-  await page.goto(new URL(to, origin).href);
+  return page.request.post(`${origin}/app/login`, { form: { ...hidden, email, password }, maxRedirects: 0 });
 }
 
 /** Fills and sends the sign-in form of the current page (for a sign-in page reached by a redirect). */
