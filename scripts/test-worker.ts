@@ -29,7 +29,7 @@ import { pathToFileURL } from 'node:url';
 
 type Msg = { run: string } | { exit: true };
 
-/** The registry of closers for what helpers keep for the process (see above); test/helpers/browser.ts names the same key. */
+/** The registry of closers of what helpers keep for the process (see above); browser.ts names the same key. */
 const WORKER_AT_EXIT = 'callcap.test-worker.at-exit';
 const atExit: (() => Promise<void>)[] = [];
 (globalThis as Record<symbol, unknown>)[Symbol.for(WORKER_AT_EXIT)] = atExit;

@@ -10,15 +10,15 @@
  *   const csp = watchCsp(page);                      // CSP violations the page reports; expect [] at the end
  *   await checkA11y(page, 'calls list');             // axe-core: fails on any serious or critical violation
  *   await checkBoth(page, 'calls list');             // the same at 1280 and 390 px, no sideways scroll at 390
- *   await screenshot(page, 'calls-list');            // <SCREENSHOT_DIR>/calls-list.png (full page, 1024 px wide;
- *                                                    // SCREENSHOTS=docs or =tmp, none on an ordinary run)
+ *   await screenshot(page, 'calls-list');            // <SCREENSHOT_DIR>/calls-list.png (full page, 1024 px)
+ *                                                    // with SCREENSHOTS=docs or =tmp; none on an ordinary run
  *
  * The browser runs headless with --no-sandbox --disable-gpu --disable-background-networking
  * --disable-component-update --no-first-run; launch() gives it a fresh temporary profile (user-data
  * dir), deleted when it closes. In the test worker one Chromium serves every file the worker runs
  * (startBrowser()); the files share no state through it: each page is in a context of its own, and
- * a file's contexts are closed when it closes its lease. Use a harness made with `createHarness(BROWSER_ENV)`: an http
- * PUBLIC_BASE_URL, so the session cookie is not marked Secure for the plain-http test origin
+ * a file's contexts are closed when it closes its lease. Use a harness made with
+ * `createHarness(BROWSER_ENV)`: an http PUBLIC_BASE_URL, so the session cookie is not marked Secure for the plain-http test origin
  * (Secure on https is tested without a browser).
  *
  * axe-core is injected with page.evaluate (the DevTools protocol), which the page's strict
@@ -44,7 +44,7 @@ const root = resolve(import.meta.dirname, '../..');
  * refreshes the pictures docs/console.md shows), a folder under the system temp folder when
  * SCREENSHOTS has another value (e.g. `SCREENSHOTS=tmp`, to look at them without touching tracked
  * files), nowhere on an ordinary run: no test asserts on a picture, and a full-page PNG costs
- * ~0.2 s of wall and CPU each (~50 of them in test/web/).
+ * ~0.2 s of wall and CPU each (48 of them in test/web/).
  */
 export const SCREENSHOT_DIR: string | undefined =
   process.env.SCREENSHOTS === 'docs'
@@ -159,9 +159,9 @@ export async function newPage(browser: Browser): Promise<Page> {
  * Signs the page's context in as the sign-in form does, over HTTP in that context (its cookie jar):
  * GET /app/login for the form's hidden fields (the login CSRF token, with its cookie, and `next`),
  * POST them with the e-mail and password, then opens the page the answer leads to and waits for it.
- * Cheaper than typing into the rendered form (~0.5 s of wall and CPU less per sign-in, ~40 of them
- * in test/web/); the form itself is driven by fillSignIn() in sign-in.test.ts (and after a reset or
- * a sign-out, on the sign-in page the app led to). Throws if the sign-in is refused.
+ * Cheaper than typing into the rendered form (~0.4 s of wall and ~0.6 s of CPU less per sign-in,
+ * 38 of them in test/web/); the form itself is typed into by fillSignIn() in sign-in.test.ts (and,
+ * after a reset or a sign-out, on the sign-in page the app led to). Throws if the sign-in is refused.
  */
 export async function signIn(page: Page, origin: string, email: string, password = PASSWORD): Promise<void> {
   const res = await postSignIn(page, origin, email, password);
