@@ -17,11 +17,22 @@
  *   database handles…) are back to what they were before it started. A file that leaves one open
  *   hangs here, as it would hang its own process, and the runner kills it at its bound and names it
  *   with what was still open.
+ *
+ * A helper may keep one thing for the whole process instead of one per file (the browser tests'
+ * Chromium, test/helpers/browser.ts): it unrefs that thing's handles, so they neither keep the
+ * process alive nor count among a file's open resources, and pushes a closer onto
+ * `globalThis[Symbol.for(WORKER_AT_EXIT)]`, which exists only in this process; the worker awaits
+ * every closer before it exits, so what the helper kept is closed and reaped here.
  */
 import { describe } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
 type Msg = { run: string } | { exit: true };
+
+/** The registry of closers of what helpers keep for the process (see above); browser.ts names the same key. */
+const WORKER_AT_EXIT = 'callcap.test-worker.at-exit';
+const atExit: (() => Promise<void>)[] = [];
+(globalThis as Record<symbol, unknown>)[Symbol.for(WORKER_AT_EXIT)] = atExit;
 
 const send = (msg: unknown) => new Promise<void>((resolve) => process.send?.(msg, () => resolve()));
 
@@ -101,7 +112,7 @@ async function runFile(file: string): Promise<void> {
 
 process.on('message', (msg: Msg) => {
   if ('exit' in msg) {
-    process.disconnect();
+    void Promise.allSettled(atExit.map((close) => close())).then(() => process.disconnect());
     return;
   }
   void runFile(msg.run);

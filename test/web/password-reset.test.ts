@@ -8,10 +8,10 @@ import {
   checkBoth,
   DEMO_OWNER,
   demoOrganization,
+  fillSignIn,
   newPage,
   screenshot,
   serve,
-  signIn,
   startBrowser,
   watchCsp,
 } from '../helpers/browser.ts';
@@ -116,7 +116,7 @@ test('forgot password in Chromium: the link arrives by e-mail, sets a new passwo
     (await page.getByRole('status').textContent())?.trim(),
     'Your password was changed. Sign in with your new password.',
   );
-  await signIn(page, origin, DEMO_OWNER, 'a brand new password');
+  await fillSignIn(page, DEMO_OWNER, 'a brand new password');
   assert.equal(new URL(page.url()).pathname, '/app/calls');
   assert.deepEqual(csp, []);
 

@@ -8,6 +8,7 @@ import {
   checkBoth,
   fillSignIn,
   newPage,
+  postSignIn,
   screenshot,
   serve,
   signIn,
@@ -130,15 +131,12 @@ test('the sign-in form needs its own token: a cross-site post is refused (login 
 test('too many attempts: 429 with Retry-After and a message that says how long to wait', async () => {
   const page = await newPage(browser);
   const victim = await orgWithLogin(h.db, cheapPasswordHash());
+  // The attempts up to the cap are posted as the form posts them, over the page's own HTTP (the
+  // throttle counts them alike; typing each into the page cost ~0.8 s); the refused one after them
+  // is typed into the form, so the page shows what it says.
   let last = 0;
   for (let i = 0; i <= 20; i++) {
-    await page.goto(`${origin}/app/login`);
-    await page.getByLabel('E-mail').fill(victim.email);
-    await page.getByLabel('Password').fill('wrong guess');
-    const [res] = await Promise.all([
-      page.waitForResponse((r) => r.request().method() === 'POST'),
-      page.getByRole('button', { name: 'Sign in' }).click(),
-    ]);
+    const res = await postSignIn(page, origin, victim.email, 'wrong guess');
     last = res.status();
     if (last === 429) {
       assert.match(res.headers()['retry-after'] ?? '', /^[0-9]+$/);
@@ -146,6 +144,15 @@ test('too many attempts: 429 with Retry-After and a message that says how long t
     }
   }
   assert.equal(last, 429);
+  await page.goto(`${origin}/app/login`);
+  await page.getByLabel('E-mail').fill(victim.email);
+  await page.getByLabel('Password').fill('wrong guess');
+  const [res] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST'),
+    page.getByRole('button', { name: 'Sign in' }).click(),
+  ]);
+  assert.equal(res.status(), 429);
+  assert.match(res.headers()['retry-after'] ?? '', /^[0-9]+$/);
   await page.waitForLoadState();
   assert.match(
     (await page.getByRole('alert').textContent()) ?? '',
