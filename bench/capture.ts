@@ -39,6 +39,7 @@ import { type FakeCall, startFakeTwilio } from '../test/helpers/fake-twilio.ts';
 import { mp3Frames } from '../test/helpers/mp3.ts';
 import { INBOUND_TONES, stereoMp3 } from '../test/helpers/stereo-mp3.ts';
 import type { Window } from './capture-service.ts';
+import type { Dist, Waits } from './capture-waits.ts';
 import { forkService, type ServiceProcess } from './service-process.ts';
 
 const CALLS = Number(process.env.BENCH_CALLS) || 200;
@@ -235,6 +236,7 @@ async function main() {
             .map(([k, n]) => `${k} ${f1(per(n))}`)
             .join(', '),
       );
+      printWaits(w.waits);
       if (w.profile) {
         log('');
         log('service main thread, by stage (CPU profile)                      ms/call    share');
@@ -260,6 +262,36 @@ async function main() {
     await stt.close();
     await receiver.close();
   }
+}
+
+/** The window's waits (./capture-waits.ts): event loop, pool, PostgreSQL's backends, the jobs by stage. */
+function printWaits(x: Waits) {
+  const d = (v: Dist | null) =>
+    v ? `mean ${f1(v.mean)} / p50 ${f1(v.p50)} / p95 ${f1(v.p95)} / max ${f1(v.max)}` : '—';
+  log('');
+  log(
+    `waits: event-loop delay mean ${f1(x.loopDelayMs.mean)} ms, p99 ${f1(x.loopDelayMs.p99)} ms, max ${f1(x.loopDelayMs.max)} ms; ` +
+      (x.pool.samples > 0
+        ? `pg pool of ${x.pool.size}: ${f1(x.pool.inUseMean)} connections in use, ${f2(x.pool.waitingMean)} waiting on average ` +
+          `(max ${x.pool.waitingMax}, some waiting in ${f1(x.pool.waitingShare * 100)} % of ${x.pool.samples} samples)`
+        : 'pg pool: not sampled (no poolStats)'),
+  );
+  const b = x.backends;
+  log(
+    `PostgreSQL backends (${b.samples} samples): ${f2(b.activeMean)} active, ${f2(b.idleInTxMean)} idle in transaction on average; ` +
+      `the active ones: ${Object.entries(b.waits)
+        .sort((p, q) => q[1] - p[1])
+        .map(([k, v]) => `${k} ${f2(v)}`)
+        .join(', ')}`,
+  );
+  const lw = Object.entries(b.lockWaiters).sort((p, q) => q[1] - p[1]);
+  if (lw.length > 0) for (const [q, n] of lw.slice(0, 5)) log(`  waiting on a Lock, ${n} samples: ${q}`);
+  log(`jobs by stage, ms (chained = inserted leased to the runner that queued it: no claim)`);
+  for (const [stage, j] of Object.entries(x.jobs))
+    log(
+      `  ${stage.padEnd(10)} ${String(j.n).padStart(4)} (${j.chained} chained)  due -> claimed ${d(j.dueToClaimed)};  claimed -> ended ${d(j.claimedToEnded)}`,
+    );
+  log(`  per call, download due -> last stage ended: ${d(x.callLatency)}`);
 }
 
 /**
