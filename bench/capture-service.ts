@@ -176,7 +176,8 @@ const operator = await buildOperatorApp(deps);
 await app.ready();
 await operator.ready();
 await app.listen({ port: 0, host: '127.0.0.1' });
-const stopWorkers = await startWorkers(deps, { jobsPollIntervalMs: 50 });
+// the worker role as the product starts it (the processing runner's poll: every second)
+const stopWorkers = await startWorkers(deps);
 const profiling = process.env.BENCH_PROFILE !== '0';
 
 let window: {

@@ -52,6 +52,8 @@ export interface Waits {
     waits: Record<string, number>;
     /** the statements (first 70 characters) of the backends seen waiting on a Lock, with how often */
     lockWaiters: Record<string, number>;
+    /** the last statements (first 70 characters) of the backends seen idle in a transaction, with how often */
+    idleInTxAfter: Record<string, number>;
   };
   /** by stage: due → claimed (not chained) and claimed → ended, ms */
   jobs: Record<
@@ -103,14 +105,18 @@ export class JobClock {
       const j = this.at(String(params[2]), String(params[3]));
       j.due = j.claimed = now;
       j.chained = true;
-    } else if (name === 'capture_enqueue_stage_v1' && params?.[8] === true) {
+    } else if (
+      name === 'capture_enqueue_stage_v1' &&
+      params?.[4] === 'pending' &&
+      (params[5] as Date).getTime() <= (params[7] as Date).getTime()
+    ) {
       const j = this.at(String(params[2]), String(params[3]));
       j.due = now;
       j.chained = false;
       j.claimed = j.ended = undefined;
     } else if (/^\s*WITH due AS \(\s*SELECT j\.id\s+FROM processing_jobs/.test(sql)) {
       for (const r of rows as { call_id: string; stage: string }[]) this.at(r.call_id, r.stage).claimed = now;
-    } else if ((name === 'capture_end_run_v1' || name === 'capture_lock_end_run_v1') && params) {
+    } else if (/^capture_(lock_)?end_run_v\d+$/.test(name ?? '') && params) {
       this.at(String(params[3]), String(params[4])).ended = now;
     }
   }
@@ -132,6 +138,7 @@ export function startWaits(p: {
     idleInTx: 0,
     waits: {} as Record<string, number>,
     lockWaiters: {} as Record<string, number>,
+    idleInTxAfter: {} as Record<string, number>,
   };
   const poolTimer = p.poolStats
     ? setInterval(() => {
@@ -158,7 +165,10 @@ export function startWaits(p: {
       );
       backends.samples++;
       for (const r of rows) {
-        if (r.state === 'idle in transaction') backends.idleInTx++;
+        if (r.state === 'idle in transaction') {
+          backends.idleInTx++;
+          backends.idleInTxAfter[r.q] = (backends.idleInTxAfter[r.q] ?? 0) + 1;
+        }
         if (r.state !== 'active') continue;
         backends.active++;
         const k = r.wt ? `${r.wt}:${r.we}` : 'CPU';
@@ -222,6 +232,7 @@ export function startWaits(p: {
           Object.entries(backends.waits).map(([k, v]) => [k, mean(v, backends.samples)]),
         ),
         lockWaiters: backends.lockWaiters,
+        idleInTxAfter: backends.idleInTxAfter,
       },
       jobs,
       callLatency: dist(

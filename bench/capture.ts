@@ -286,6 +286,8 @@ function printWaits(x: Waits) {
   );
   const lw = Object.entries(b.lockWaiters).sort((p, q) => q[1] - p[1]);
   if (lw.length > 0) for (const [q, n] of lw.slice(0, 5)) log(`  waiting on a Lock, ${n} samples: ${q}`);
+  const it = Object.entries(b.idleInTxAfter).sort((p, q) => q[1] - p[1]);
+  for (const [q, n] of it.slice(0, 5)) log(`  idle in transaction after, ${n} samples: ${q}`);
   log(`jobs by stage, ms (chained = inserted leased to the runner that queued it: no claim)`);
   for (const [stage, j] of Object.entries(x.jobs))
     log(
