@@ -28,7 +28,13 @@
  * scenario, a forced GC whenever arrayBuffers pass 30 MB, printing them before and after: live or
  * garbage), BENCH_SQL_LOG=<file> (every statement the service sends, appended there: run with BENCH_CALLS=1),
  * BENCH_ALLOC_PROFILE=<file> (the timed window's allocations by site, garbage included), BENCH_CHAIN=0 (the
- * public listener runs downloads only, as without the worker role in its process).
+ * public listener runs downloads only, as without the worker role in its process), DATABASE_POOL_MAX (the
+ * service's pool, default the product's).
+ *
+ * The waits over the window (./capture-waits.ts): the service's event-loop delay, its pg pool's
+ * connections in use and clients waiting, PostgreSQL's backends' wait events (a Lock wait names its
+ * statement; "idle in transaction after" names the statement a transaction's connection sat after,
+ * waiting for the service), and each job's due → claimed and claimed → ended times by stage.
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -156,6 +162,8 @@ async function main() {
       TRANSCRIPTION_BASE_URL: `${stt.url}/v1`,
       TRANSCRIPTION_API_KEY: 'bench',
       PROCESSING_CONCURRENCY: String(CONCURRENCY),
+      // the product's pool size (20) unless set here, to measure another
+      ...(process.env.DATABASE_POOL_MAX ? { DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX } : {}),
     });
     try {
       const org = await service.call<{ port: number; number: string }>('setup', {
