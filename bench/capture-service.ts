@@ -199,7 +199,8 @@ let window: {
 
 async function backendPids(): Promise<number[]> {
   const { rows } = await raw.query<{ pid: number }>(
-    'SELECT pid FROM pg_stat_activity WHERE datname = current_database()',
+    // the service's backends: not the waits' sampler (./capture-waits.ts), which is the bench's
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name <> 'bench-sampler'",
   );
   return rows.map((r) => r.pid);
 }

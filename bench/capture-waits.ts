@@ -150,10 +150,13 @@ export function startWaits(p: {
         if (s.waiting > 0) pool.waitingSamples++;
       }, SAMPLE_MS)
     : null;
-  // pg_stat_activity on a connection of its own (not the pool it measures), one query in flight at a time
+  // pg_stat_activity on a connection of its own (not the pool it measures), one query in flight at a
+  // time: ~30 ms of PostgreSQL CPU per second, not counted as the service's (bench-sampler is left out
+  // of its backends) but part of the machine's "other" share; BENCH_WAITS=0 turns it off
   const client = new pg.Client({ connectionString: p.url, application_name: 'bench-sampler' });
-  let stopped = false;
+  let stopped = process.env.BENCH_WAITS === '0';
   const sampling = (async () => {
+    if (stopped) return;
     await client.connect();
     while (!stopped) {
       const t = performance.now();
@@ -184,9 +187,10 @@ export function startWaits(p: {
     loop.disable();
     p.jobs.stop();
     if (poolTimer) clearInterval(poolTimer);
+    const sampled = !stopped;
     stopped = true;
     await sampling.catch(() => {});
-    await client.end().catch(() => {});
+    if (sampled) await client.end().catch(() => {});
     const jobs: Waits['jobs'] = {};
     const byCall = new Map<string, { start?: number; end?: number }>();
     for (const [k, j] of p.jobs.jobs) {

@@ -35,6 +35,8 @@
  * connections in use and clients waiting, PostgreSQL's backends' wait events (a Lock wait names its
  * statement; "idle in transaction after" names the statement a transaction's connection sat after,
  * waiting for the service), and each job's due → claimed and claimed → ended times by stage.
+ * BENCH_WAITS=0: no pg_stat_activity sampling (it costs PostgreSQL ~30 ms of CPU per second, outside
+ * the per-call figures).
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
