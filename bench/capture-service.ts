@@ -23,6 +23,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { JobClock, startWaits, type Waits } from './capture-waits.ts';
 import { type CpuProfile, type ProfileSummary, summariseProfile } from './cpu-profile.ts';
 import { type Command, cpuMsOf, serveCommands, serviceEnv } from './service-process.ts';
 
@@ -34,11 +35,12 @@ const { startWorkers, workerStageHandlers } = await import('../src/worker.ts');
 const { buildPublicApp } = await import('../src/http/public/app.ts');
 const { buildOperatorApp } = await import('../src/http/operator/app.ts');
 const { createTestDb } = await import('../test/helpers/db.ts');
+const { openPostgres } = await import('../src/db/postgres.ts');
 const { testDeps } = await import('../test/helpers/deps.ts');
 const { admin } = await import('../test/helpers/http.ts');
 const { insertSubscription } = await import('../test/helpers/webhooks.ts');
 
-import type { Db, Queryable } from '../src/db/types.ts';
+import type { Db, Queryable, QueryOptions } from '../src/db/types.ts';
 
 /** Statements by kind, counted by a wrapper around the Db (what the SQL does, not who sent it). */
 const STATEMENT_KINDS: [string, RegExp][] = [
@@ -70,11 +72,15 @@ const countStatement = (sql: string) => {
   const kind = STATEMENT_KINDS.find(([, re]) => re.test(sql))![0];
   counts.byKind[kind] = (counts.byKind[kind] ?? 0) + 1;
 };
+/** The processing jobs' due, claimed and ended times, from their statements (./capture-waits.ts). */
+const jobClock = new JobClock();
 function counting(db: Db): Db {
   const wrap = (q: Queryable): Queryable => ({
-    query: (sql, params, options) => {
+    query: async <T>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
       countStatement(sql);
-      return q.query(sql, params, options);
+      const r = await q.query<T>(sql, params, options);
+      jobClock.seen(sql, params, options?.name, r.rows);
+      return r;
     },
   });
   return {
@@ -148,11 +154,19 @@ export interface Window {
   threads: Record<string, number>;
   counts: Counts;
   profile: ProfileSummary | null;
+  /** the event loop, the pool, PostgreSQL's backends and the jobs' waits (./capture-waits.ts) */
+  waits: Waits;
 }
 
-const raw = await createTestDb();
-const db = counting(raw);
+// A fresh migrated database (dropped on close), opened again with the product's pool
+// (DATABASE_POOL_MAX, as src/server.ts opens it): the tests' helper opens 10 connections.
+const created = await createTestDb();
+const benchDbUrl = new URL(PG);
+benchDbUrl.pathname = `/${(await created.query<{ d: string }>('SELECT current_database() AS d')).rows[0]!.d}`;
 const dataDir = await mkdtemp(join(tmpdir(), 'callcap-bench-'));
+const poolMax = testDeps(created, dataDir, serviceEnv()).config.DATABASE_POOL_MAX;
+const raw = await openPostgres(String(benchDbUrl), { max: poolMax });
+const db = counting(raw);
 const deps = testDeps(db, dataDir, serviceEnv());
 // as src/server.ts builds it in a process that runs the api and worker roles both
 const app = await buildPublicApp(deps, {
@@ -162,7 +176,8 @@ const operator = await buildOperatorApp(deps);
 await app.ready();
 await operator.ready();
 await app.listen({ port: 0, host: '127.0.0.1' });
-const stopWorkers = await startWorkers(deps, { jobsPollIntervalMs: 50 });
+// the worker role as the product starts it (the processing runner's poll: every second)
+const stopWorkers = await startWorkers(deps);
 const profiling = process.env.BENCH_PROFILE !== '0';
 
 let window: {
@@ -179,11 +194,13 @@ let window: {
   sampler: NodeJS.Timeout;
   session: Session | null;
   allocSession: Session | null;
+  stopWaits: () => Promise<Waits>;
 } | null = null;
 
 async function backendPids(): Promise<number[]> {
   const { rows } = await raw.query<{ pid: number }>(
-    'SELECT pid FROM pg_stat_activity WHERE datname = current_database()',
+    // the service's backends: not the waits' sampler (./capture-waits.ts), which is the bench's
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name <> 'bench-sampler'",
   );
   return rows.map((r) => r.pid);
 }
@@ -243,6 +260,12 @@ async function startWindow(sampleRss: boolean) {
   counts.transactions = 0;
   counts.statements = 0;
   counts.byKind = {};
+  const stopWaits = startWaits({
+    url: String(benchDbUrl),
+    poolSize: poolMax,
+    poolStats: raw.poolStats,
+    jobs: jobClock,
+  });
   const rssStart = process.memoryUsage.rss();
   const memStart = sampleRss ? mb(process.memoryUsage()) : null;
   window = {
@@ -284,6 +307,7 @@ async function startWindow(sampleRss: boolean) {
     ),
     session,
     allocSession,
+    stopWaits,
   };
 }
 
@@ -293,6 +317,7 @@ async function stopWindow(): Promise<Window> {
   clearInterval(w.sampler);
   const seconds = (performance.now() - w.t0) / 1000;
   const cpu = process.cpuUsage(w.cpu);
+  const waits = await w.stopWaits();
   const thread = process.threadCpuUsage(w.thread);
   const threads: Record<string, number> = {};
   for (const [name, ms] of threadsCpuMs()) threads[name] = ms - (w.threads.get(name) ?? 0);
@@ -325,6 +350,7 @@ async function stopWindow(): Promise<Window> {
     threads,
     counts: structuredClone(counts),
     profile: summary,
+    waits,
   };
 }
 
@@ -422,5 +448,6 @@ serveCommands(handle, async () => {
   await app.close();
   await operator.close();
   await raw.close();
+  await created.close();
   await rm(dataDir, { recursive: true, force: true });
 });

@@ -28,7 +28,15 @@
  * scenario, a forced GC whenever arrayBuffers pass 30 MB, printing them before and after: live or
  * garbage), BENCH_SQL_LOG=<file> (every statement the service sends, appended there: run with BENCH_CALLS=1),
  * BENCH_ALLOC_PROFILE=<file> (the timed window's allocations by site, garbage included), BENCH_CHAIN=0 (the
- * public listener runs downloads only, as without the worker role in its process).
+ * public listener runs downloads only, as without the worker role in its process), DATABASE_POOL_MAX (the
+ * service's pool, default the product's).
+ *
+ * The waits over the window (./capture-waits.ts): the service's event-loop delay, its pg pool's
+ * connections in use and clients waiting, PostgreSQL's backends' wait events (a Lock wait names its
+ * statement; "idle in transaction after" names the statement a transaction's connection sat after,
+ * waiting for the service), and each job's due → claimed and claimed → ended times by stage.
+ * BENCH_WAITS=0: no pg_stat_activity sampling (it costs PostgreSQL ~30 ms of CPU per second, outside
+ * the per-call figures).
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -39,6 +47,7 @@ import { type FakeCall, startFakeTwilio } from '../test/helpers/fake-twilio.ts';
 import { mp3Frames } from '../test/helpers/mp3.ts';
 import { INBOUND_TONES, stereoMp3 } from '../test/helpers/stereo-mp3.ts';
 import type { Window } from './capture-service.ts';
+import type { Dist, Waits } from './capture-waits.ts';
 import { forkService, type ServiceProcess } from './service-process.ts';
 
 const CALLS = Number(process.env.BENCH_CALLS) || 200;
@@ -155,6 +164,8 @@ async function main() {
       TRANSCRIPTION_BASE_URL: `${stt.url}/v1`,
       TRANSCRIPTION_API_KEY: 'bench',
       PROCESSING_CONCURRENCY: String(CONCURRENCY),
+      // the product's pool size (20) unless set here, to measure another
+      ...(process.env.DATABASE_POOL_MAX ? { DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX } : {}),
     });
     try {
       const org = await service.call<{ port: number; number: string }>('setup', {
@@ -235,6 +246,7 @@ async function main() {
             .map(([k, n]) => `${k} ${f1(per(n))}`)
             .join(', '),
       );
+      printWaits(w.waits);
       if (w.profile) {
         log('');
         log('service main thread, by stage (CPU profile)                      ms/call    share');
@@ -260,6 +272,38 @@ async function main() {
     await stt.close();
     await receiver.close();
   }
+}
+
+/** The window's waits (./capture-waits.ts): event loop, pool, PostgreSQL's backends, the jobs by stage. */
+function printWaits(x: Waits) {
+  const d = (v: Dist | null) =>
+    v ? `mean ${f1(v.mean)} / p50 ${f1(v.p50)} / p95 ${f1(v.p95)} / max ${f1(v.max)}` : '—';
+  log('');
+  log(
+    `waits: event-loop delay mean ${f1(x.loopDelayMs.mean)} ms, p99 ${f1(x.loopDelayMs.p99)} ms, max ${f1(x.loopDelayMs.max)} ms; ` +
+      (x.pool.samples > 0
+        ? `pg pool of ${x.pool.size}: ${f1(x.pool.inUseMean)} connections in use, ${f2(x.pool.waitingMean)} waiting on average ` +
+          `(max ${x.pool.waitingMax}, some waiting in ${f1(x.pool.waitingShare * 100)} % of ${x.pool.samples} samples)`
+        : 'pg pool: not sampled (no poolStats)'),
+  );
+  const b = x.backends;
+  log(
+    `PostgreSQL backends (${b.samples} samples): ${f2(b.activeMean)} active, ${f2(b.idleInTxMean)} idle in transaction on average; ` +
+      `the active ones: ${Object.entries(b.waits)
+        .sort((p, q) => q[1] - p[1])
+        .map(([k, v]) => `${k} ${f2(v)}`)
+        .join(', ')}`,
+  );
+  const lw = Object.entries(b.lockWaiters).sort((p, q) => q[1] - p[1]);
+  if (lw.length > 0) for (const [q, n] of lw.slice(0, 5)) log(`  waiting on a Lock, ${n} samples: ${q}`);
+  const it = Object.entries(b.idleInTxAfter).sort((p, q) => q[1] - p[1]);
+  for (const [q, n] of it.slice(0, 5)) log(`  idle in transaction after, ${n} samples: ${q}`);
+  log(`jobs by stage, ms (chained = inserted leased to the runner that queued it: no claim)`);
+  for (const [stage, j] of Object.entries(x.jobs))
+    log(
+      `  ${stage.padEnd(10)} ${String(j.n).padStart(4)} (${j.chained} chained)  due -> claimed ${d(j.dueToClaimed)};  claimed -> ended ${d(j.claimedToEnded)}`,
+    );
+  log(`  per call, download due -> last stage ended: ${d(x.callLatency)}`);
 }
 
 /**

@@ -91,6 +91,7 @@ export async function openPostgres(url: string, options: PoolOptions = {}): Prom
     async close() {
       await pool.end();
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
   };
 }
 

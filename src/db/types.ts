@@ -38,6 +38,18 @@ export interface Db extends Queryable {
     options?: ListenOptions,
   ): Promise<() => Promise<void>>;
   close(): Promise<void>;
+  /**
+   * The connection pool right now (PostgreSQL only): connections open, idle, and queries or
+   * transactions waiting for one. For measurements (bench:capture samples it); absent on PGlite.
+   */
+  poolStats?(): PoolStats;
+}
+
+/** A connection pool's state at one moment. */
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
 }
 
 /** The pino-style logger methods the LISTEN connection reports its loss and recovery through. */

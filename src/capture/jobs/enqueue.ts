@@ -15,6 +15,11 @@ export const JOBS_CHANNEL = 'processing_jobs';
  * `chain`: the run that queues it offers to run it next (./runner.ts, "The chain"): a stage due now
  * that the runner takes is inserted already leased to it, as its claim would have leased it
  * (attempts 1, due again at the lease's expiry), and nobody is woken.
+ * `wake: false`: the caller runs the job itself right after the commit (a route's runner.soon()):
+ * no NOTIFY. Every NOTIFY serialises its transaction's commit, WAL flush included, behind the other
+ * NOTIFYing commits of the server (PostgreSQL's notify lock), and the runners it woke only raced the
+ * caller's claim; the job is pending and unleased, so should the caller not run it (its process
+ * gone), any runner's poll finds it.
  */
 export async function enqueueStage(
   tx: Queryable,
@@ -27,6 +32,7 @@ export async function enqueueStage(
     state?: 'pending' | 'waiting' | 'succeeded';
     input?: Record<string, unknown> | null;
     chain?: RunChain;
+    wake?: boolean;
   },
 ): Promise<void> {
   const state = p.state ?? 'pending';
@@ -40,10 +46,10 @@ export async function enqueueStage(
     if (job) p.chain!.leased(job);
     return;
   }
-  // The NOTIFY rides in the same statement (one round trip, not two), and only for work due now: a
-  // job due later (a waiting complete stage, a retry) is found by the runners' poll,
-  // and waking them for it only cost every runner a claim that found nothing.
-  const notify = state !== 'succeeded' && at.getTime() <= p.now.getTime();
+  // The NOTIFY rides in the same statement (one round trip, not two), and only for work due now that
+  // the caller does not run itself: a job due later (a waiting complete stage, a retry) is found by
+  // the runners' poll, and waking them for it only cost every runner a claim that found nothing.
+  const notify = p.wake !== false && state !== 'succeeded' && at.getTime() <= p.now.getTime();
   await tx.query(
     `WITH job AS (
        INSERT INTO processing_jobs (id, organization_id, call_id, stage, state, next_attempt_at, input, created_at,

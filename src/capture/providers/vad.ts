@@ -277,27 +277,64 @@ export class VoiceDetector {
     if (loud >= MIN_LOUD_FRAMES) this.speechFrames += this.blockVoiced;
   }
 
-  /** Whether the frame in `buf` is a DTMF key tone: one row and one column tone hold most of its energy. */
+  /**
+   * Whether the frame in `buf` is a DTMF key tone: one row and one column tone hold most of its
+   * energy. The four row tones' Goertzel filters run in one pass over the frame, then — only when
+   * a row tone holds at least a tenth of it (speech's frames mostly stop here) — the four columns'
+   * in another: each filter's arithmetic is the one it had alone, so the shares are the same numbers.
+   */
   private keyTone(energy: number): boolean {
     if (energy === 0) return false;
-    const buf = this.buf;
-    const n = this.frameLength;
-    let row = 0;
-    let column = 0;
-    for (let k = 0; k < 8; k++) {
-      const c = this.cos[k]!;
-      let s1 = 0;
-      let s2 = 0;
-      for (let i = 0; i < n; i++) {
-        const s = buf[i]! + c * s1 - s2;
-        s2 = s1;
-        s1 = s;
-      }
-      // |X|² of the tone; a full-frame sine of amplitude A has |X|² = (nA/2)² and energy nA²/2
-      const share = (2 * (s1 * s1 + s2 * s2 - c * s1 * s2)) / (n * energy);
-      if (k < 4) row = Math.max(row, share);
-      else column = Math.max(column, share);
-    }
+    const row = this.strongest(0, energy);
+    if (row < 0.1) return false;
+    const column = this.strongest(4, energy);
     return row + column >= DTMF_SHARE && row >= 0.1 && column >= 0.1;
   }
+
+  /** The largest share of the frame's energy held by one of the four tones from `first` of `cos`. */
+  private strongest(first: number, energy: number): number {
+    const buf = this.buf;
+    const n = this.frameLength;
+    const c0 = this.cos[first]!;
+    const c1 = this.cos[first + 1]!;
+    const c2 = this.cos[first + 2]!;
+    const c3 = this.cos[first + 3]!;
+    let a1 = 0;
+    let a2 = 0;
+    let b1 = 0;
+    let b2 = 0;
+    let d1 = 0;
+    let d2 = 0;
+    let e1 = 0;
+    let e2 = 0;
+    for (let i = 0; i < n; i++) {
+      const x = buf[i]!;
+      const a = x + c0 * a1 - a2;
+      a2 = a1;
+      a1 = a;
+      const b = x + c1 * b1 - b2;
+      b2 = b1;
+      b1 = b;
+      const d = x + c2 * d1 - d2;
+      d2 = d1;
+      d1 = d;
+      const e = x + c3 * e1 - e2;
+      e2 = e1;
+      e1 = e;
+    }
+    return Math.max(
+      toneShare(c0, a1, a2, n, energy),
+      toneShare(c1, b1, b2, n, energy),
+      toneShare(c2, d1, d2, n, energy),
+      toneShare(c3, e1, e2, n, energy),
+    );
+  }
+}
+
+/**
+ * The share of a frame's energy in one Goertzel filter's tone, from its last two states: |X|² of the
+ * tone over the frame's energy (a full-frame sine of amplitude A has |X|² = (nA/2)² and energy nA²/2).
+ */
+function toneShare(c: number, s1: number, s2: number, n: number, energy: number): number {
+  return (2 * (s1 * s1 + s2 * s2 - c * s1 * s2)) / (n * energy);
 }

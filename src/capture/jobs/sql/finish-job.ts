@@ -70,6 +70,16 @@ export type RunEnd =
   | { mode: 'wait'; at: Date };
 
 /**
+ * Shards of each outcome counter row, chosen by the connection (its backend's process id), not at
+ * random: the row stays locked until the run's transaction commits — the stage's whole write and a
+ * COMMIT that may queue behind other NOTIFYing commits — and two runs drawing the same one of 8
+ * random shards waited on each other (bench:capture, docs/benchmarks.md 2026-11-27 10:2x). One
+ * connection runs one transaction at a time, so runs on different connections take different rows
+ * unless their process ids are equal modulo 64. /metrics sums the shards.
+ */
+const OUTCOME_SHARDS = 64;
+
+/**
  * The end of a run, shared by endRun and lockAndEndRun: `done` ends the job row the CTE `mine`
  * selected (as finishJob / rescheduleJob / a wait write it) and `counted` counts its outcome.
  * Parameters $5–$12 as endParams lays them out.
@@ -90,7 +100,7 @@ const END_JOB_CTES = `done AS (
   RETURNING 1
 ), counted AS (
   INSERT INTO processing_job_outcomes (stage, outcome, shard, n)
-  SELECT $5, $6, floor(random() * 8)::int, 1 WHERE EXISTS (SELECT 1 FROM done)
+  SELECT $5, $6, pg_backend_pid() % ${OUTCOME_SHARDS}, 1 WHERE EXISTS (SELECT 1 FROM done)
   ON CONFLICT (stage, outcome, shard) DO UPDATE SET n = processing_job_outcomes.n + 1
 )`;
 
@@ -145,7 +155,7 @@ export async function endRun(
   p: { job: ClaimedJob; owner: string; fence: boolean; end: RunEnd; outcome: JobOutcome; now: Date },
 ): Promise<boolean> {
   const { rows } = await q.query<{ ended: boolean }>(END_RUN_SQL, [...endParams(p), p.fence], {
-    name: 'capture_end_run_v1',
+    name: 'capture_end_run_v2',
   });
   return rows[0]?.ended === true;
 }
@@ -183,7 +193,7 @@ export async function lockAndEndRun(
   p: { job: ClaimedJob; owner: string; end: RunEnd; outcome: JobOutcome; now: Date },
 ): Promise<LockedCall | null> {
   const r = await tx.query<{ found: boolean } & LockedCall>(LOCK_AND_END_RUN_SQL, endParams(p), {
-    name: 'capture_lock_end_run_v1',
+    name: 'capture_lock_end_run_v2',
   });
   const row = r.rows[0];
   if (!row) throw new LeaseLost(p.job);

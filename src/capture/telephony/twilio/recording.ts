@@ -108,12 +108,14 @@ export async function recordingStatusCallback(
         [call.id, recordingSid, recordingUrl, channels === 1 || channels === 2 ? channels : null, now],
       );
       // The one download mechanism: this durable job, due now. The route runs it right after
-      // Twilio has its answer; should that fail (or the process die), a worker retries it.
+      // Twilio has its answer (so no runner is woken for it); should that fail (or the process
+      // die), a worker retries it (its poll finds the job).
       await enqueueStage(tx, {
         organizationId: call.organization_id,
         callId: call.id,
         stage: 'download',
         now,
+        wake: false,
         // which carrier's store holds the file (capture/telephony/download-stage.ts); none: Twilio
         input: account.provider === 'twilio' ? null : { carrier: account.provider },
       });
