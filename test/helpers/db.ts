@@ -20,6 +20,13 @@ export const engine: 'pglite' | 'postgres' = process.env.TEST_DATABASE_URL ? 'po
  * dumped to a tarball under the system temp folder; a `cc_template_<hash>` database on the server),
  * because a fresh PGlite spends seconds in initdb before the first migration runs. `fresh: true`
  * builds the database from nothing and migrates it, for the tests of the migrator itself.
+ *
+ * On PGlite the database is a lease on one of the process's pooled instances (pglite-pool.ts):
+ * opening one from the template costs ~0.6 CPU-s, so a test worker hands the instance a file closed
+ * to the next file, reset to the template's state (rows, sequences, session, LISTENs); an instance
+ * whose schema, functions, roles or grants a file changed is closed instead. After close() the lease
+ * refuses every query, as a closed PGlite does. `fresh: true` is never pooled; TEST_DB_REUSE=0 opens
+ * a new instance on every call, as before the pool.
  */
 export async function createTestDb(opts: { fresh?: boolean } = {}): Promise<Db> {
   const url = process.env.TEST_DATABASE_URL;

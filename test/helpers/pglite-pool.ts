@@ -4,18 +4,19 @@ import { DatabaseError, type Db, type Queryable } from '../../src/db/types.ts';
 /**
  * The PGlite instances of one test process, reused from one test file to the next: opening one from
  * the migrated template costs ~0.4 s wall and ~0.6 CPU-s (the 40 MB data directory unpacked, the
- * WebAssembly module started), resetting one a few milliseconds.
+ * WebAssembly module started); resetting one, tens of CPU-milliseconds.
  *
  * A file gets a lease ({@link PglitePool.lease}); its close() ends the lease and hands the instance
  * back, reset to the template's state:
  * - the JS-side LISTEN callbacks the lease registered are removed;
  * - the session is reset: ROLLBACK of a transaction left open, then DISCARD ALL (settings, prepared
  *   statements, cursors, LISTENs, temporary tables, session advisory locks, SET ROLE);
- * - the catalog fingerprint is taken again: if anything but table rows changed (a table, column,
- *   index, function, trigger, type, role, grant, extension, schema…), the instance is closed instead;
- * - every table is emptied (TRUNCATE … RESTART IDENTITY CASCADE), the rows the template held
- *   (schema_migrations, anything a migration seeded) are put back as they were, and every sequence is
- *   set back to the template's value.
+ * - the catalog fingerprint is taken again: if anything but table rows and sequence values changed
+ *   (a table, column, index, function, trigger, type, role, grant, extension, schema, a temporary
+ *   table's schema…), the instance is closed instead;
+ * - the tables holding a row are emptied (TRUNCATE … CASCADE), the rows the template held
+ *   (schema_migrations, anything a migration seeded) are put back as they were, and every sequence
+ *   (owned by an identity or serial column, or standalone) is set back to the template's value.
  * A failure anywhere in that closes the instance instead. At most {@link MAX_IDLE} wait in the pool;
  * more are closed.
  */
@@ -23,16 +24,16 @@ export class PglitePool {
   readonly #open: () => Promise<PgliteDb>;
   #snapshot: Promise<Snapshot> | undefined;
   readonly #idle: PgliteDb[] = [];
-  /** how many instances were opened, and how many leases reused one (for the pool's own tests) */
+  /** instances opened, leases that reused one, instances closed on release (for the pool's tests) */
   readonly stats = { opened: 0, reused: 0, discarded: 0 };
 
   constructor(open: () => Promise<PgliteDb>) {
     this.#open = open;
-    unrefPgliteTimers();
   }
 
   /** A database in the template's state: an idle instance of the pool, or a newly opened one. */
   async lease(): Promise<Db> {
+    unrefPgliteTimers();
     let db = this.#idle.pop();
     if (db) this.stats.reused++;
     else {
@@ -88,10 +89,11 @@ interface Snapshot {
   fingerprintSql: string;
 }
 
+/** Tables (a partitioned table's rows are its partitions') and sequences outside the system's schemas. */
 const USER_RELATIONS = `
   SELECT c.oid, format('%I.%I', n.nspname, c.relname) AS name, c.relkind
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-   WHERE c.relkind IN ('r', 'p', 'S') AND c.relpersistence <> 't'
+   WHERE c.relkind IN ('r', 'S') AND c.relpersistence <> 't'
      AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%'
    ORDER BY 2`;
 
