@@ -156,35 +156,64 @@ describe('the PGlite pool of the tests', { skip }, () => {
     }
   });
 
-  test('an instance whose schema, functions or roles changed is closed, and the next lease is a new instance', async () => {
-    const changes = [
-      'ALTER TABLE pool_probe ADD COLUMN extra text',
-      'CREATE INDEX pool_probe_note ON pool_probe (note)',
-      `CREATE FUNCTION pool_probe_fn() RETURNS int LANGUAGE sql AS 'SELECT 1'`,
-      'CREATE ROLE pool_probe_role',
-      'GRANT SELECT ON pool_probe TO PUBLIC',
-    ];
-    let { opened, discarded } = pool.stats;
-    for (const change of changes) {
-      const one = await pool.lease();
-      await one.exec(change);
-      await one.close();
-      assert.equal(pool.stats.discarded, ++discarded, change);
+  test('an instance whose schema changed is closed, and the next lease is a new instance', async () => {
+    const { opened, discarded } = pool.stats;
+    const one = await pool.lease();
+    await one.exec('ALTER TABLE pool_probe ADD COLUMN extra text');
+    await one.close();
+    assert.equal(pool.stats.discarded, discarded + 1);
 
-      const two = await pool.lease();
-      try {
-        assert.equal(pool.stats.opened, ++opened, change);
-        assert.deepEqual(await probeRows(two), [
-          { id: 1, note: 'seeded one', twice: 2 },
-          { id: 2, note: 'seeded two', twice: 4 },
-        ]);
-        assert.equal(
-          await count(two, `SELECT count(*) AS n FROM pg_roles WHERE rolname = 'pool_probe_role'`),
-          0,
-        );
-      } finally {
-        await two.close();
+    const two = await pool.lease();
+    try {
+      assert.equal(pool.stats.opened, opened + 1);
+      assert.deepEqual(await probeRows(two), [
+        { id: 1, note: 'seeded one', twice: 2 },
+        { id: 2, note: 'seeded two', twice: 4 },
+      ]);
+      assert.equal(
+        await count(
+          two,
+          `SELECT count(*) AS n FROM pg_attribute WHERE attrelid = 'pool_probe'::regclass AND attname = 'extra'`,
+        ),
+        0,
+      );
+    } finally {
+      await two.close();
+    }
+  });
+
+  test('the catalog fingerprint sees a changed column, index, function, trigger, type, role, grant, setting or temporary table, and no row or sequence change', async () => {
+    const db = await pool.lease();
+    try {
+      const changes = [
+        'ALTER TABLE pool_probe ALTER COLUMN note DROP NOT NULL',
+        'CREATE INDEX pool_probe_note ON pool_probe (note)',
+        `CREATE FUNCTION pool_probe_fn() RETURNS int LANGUAGE sql AS 'SELECT 1'`,
+        `CREATE TRIGGER pool_probe_tg BEFORE INSERT ON organizations FOR EACH ROW EXECUTE FUNCTION suppress_redundant_updates_trigger()`,
+        `CREATE TYPE pool_probe_kind AS ENUM ('a')`,
+        'CREATE ROLE pool_probe_role',
+        'GRANT SELECT ON pool_probe TO PUBLIC',
+        'ALTER DATABASE postgres SET work_mem = 1234',
+        'CREATE TEMP TABLE pool_probe_temp (a int)',
+        'DROP TABLE pool_probe',
+      ];
+      const seen: Record<string, boolean> = {};
+      for (const change of changes) {
+        await db.exec('BEGIN');
+        try {
+          await db.exec(change);
+          seen[change] = await pool.catalogChanged(db);
+        } finally {
+          await db.exec('ROLLBACK');
+        }
       }
+      assert.deepEqual(seen, Object.fromEntries(changes.map((c) => [c, true])));
+      await db.query(`INSERT INTO pool_probe (note) VALUES ('a row')`);
+      await db.query(`SELECT nextval('pool_counter')`);
+      await db.query('TRUNCATE pool_probe');
+      assert.equal(await pool.catalogChanged(db), false);
+    } finally {
+      await db.close();
     }
   });
 
@@ -193,6 +222,11 @@ describe('the PGlite pool of the tests', { skip }, () => {
     const { discarded } = pool.stats;
     const [one, two] = [await pool.lease(), await pool.lease()];
     try {
+      // the previous test's lease emptied pool_probe: its seeded rows are back
+      assert.deepEqual(await probeRows(one), [
+        { id: 1, note: 'seeded one', twice: 2 },
+        { id: 2, note: 'seeded two', twice: 4 },
+      ]);
       await one.query(`INSERT INTO pool_probe (note) VALUES ('in one')`);
       assert.equal(await count(two, `SELECT count(*) AS n FROM pool_probe WHERE note = 'in one'`), 0);
     } finally {

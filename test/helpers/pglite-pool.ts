@@ -14,9 +14,10 @@ import { DatabaseError, type Db, type Queryable } from '../../src/db/types.ts';
  * - the catalog fingerprint is taken again: if anything but table rows and sequence values changed
  *   (a table, column, index, function, trigger, type, role, grant, extension, schema, a temporary
  *   table's schema…), the instance is closed instead;
- * - the tables holding a row are emptied (TRUNCATE … CASCADE), the rows the template held
- *   (schema_migrations, anything a migration seeded) are put back as they were, and every sequence
- *   (owned by an identity or serial column, or standalone) is set back to the template's value.
+ * - the tables holding a row, and those the template held rows in, are emptied (TRUNCATE …
+ *   CASCADE), the rows the template held (schema_migrations, anything a migration seeded) are put
+ *   back as they were, and every sequence (owned by an identity or serial column, or standalone)
+ *   is set back to the template's value.
  * A failure anywhere in that closes the instance instead. At most {@link MAX_IDLE} wait in the pool;
  * more are closed.
  */
@@ -52,6 +53,13 @@ export class PglitePool {
     return new Lease(db, (inner) => this.#release(inner)).db;
   }
 
+  /** Whether the catalog db (or a transaction's view of it) shows differs from the template's. */
+  async catalogChanged(db: Queryable): Promise<boolean> {
+    const snap = await this.#snapshot;
+    if (!snap) throw new Error('no instance was opened yet');
+    return (await catalogFingerprint(db, snap.fingerprintSql)) !== snap.fingerprint;
+  }
+
   /** Closes the idle instances (a process that exits does not need it: they hold no handle). */
   async close(): Promise<void> {
     for (const db of this.#idle.splice(0)) await db.close();
@@ -79,7 +87,7 @@ export const MAX_IDLE = 2;
 /** What the template held, taken from a newly opened instance before its first lease. */
 interface Snapshot {
   fingerprint: string;
-  /** the statement that lists the tables holding a row (a row the template held counts too) */
+  /** the statement that lists the tables holding a row */
   nonEmpty: string;
   /** the INSERT that puts back a table's rows of the template, with its JSON parameter, by table */
   rows: Map<string, { sql: string; json: string }>;
@@ -155,7 +163,10 @@ async function resetToSnapshot(db: PgliteDb, snap: Snapshot): Promise<boolean> {
   await resetSession(db);
   if ((await catalogFingerprint(db, snap.fingerprintSql)) !== snap.fingerprint) return false;
   await db.transaction(async (tx) => {
-    const { rows: dirty } = await tx.query<{ name: string }>(snap.nonEmpty);
+    // The tables holding a row now, and those that held one in the template (a file may have
+    // emptied them).
+    const { rows: found } = await tx.query<{ name: string }>(snap.nonEmpty);
+    const dirty = [...new Set([...found.map((d) => d.name), ...snap.rows.keys()])].map((name) => ({ name }));
     if (dirty.length > 0) {
       // Only the tables holding rows: TRUNCATE gives each new, empty files (and the planner's
       // never-analysed estimates) as in the template; CASCADE empties the ones referring to them.
