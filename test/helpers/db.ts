@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { MIGRATIONS_DIR, migrate, migrationFiles } from '../../src/db/migrate.ts';
-import { openPglite } from '../../src/db/pglite.ts';
+import { openPglite, type PgliteDb } from '../../src/db/pglite.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import type { Db } from '../../src/db/types.ts';
+import { PglitePool } from './pglite-pool.ts';
 
 /** Which engine the integration tests run on: PGlite by default, PostgreSQL when TEST_DATABASE_URL is set. */
 export const engine: 'pglite' | 'postgres' = process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite';
@@ -19,10 +20,18 @@ export const engine: 'pglite' | 'postgres' = process.env.TEST_DATABASE_URL ? 'po
  * dumped to a tarball under the system temp folder; a `cc_template_<hash>` database on the server),
  * because a fresh PGlite spends seconds in initdb before the first migration runs. `fresh: true`
  * builds the database from nothing and migrates it, for the tests of the migrator itself.
+ *
+ * On PGlite the database is a lease on one of the process's pooled instances (pglite-pool.ts):
+ * opening one from the template costs ~0.6 CPU-s, so a test worker hands the instance a file closed
+ * to the next file, reset to the template's state (rows, sequences, session, LISTENs); an instance
+ * whose schema, functions, roles or grants a file changed is closed instead. After close() the lease
+ * refuses every query, as a closed PGlite does. `fresh: true` is never pooled; TEST_DB_REUSE=0 opens
+ * a new instance on every call, as before the pool.
  */
 export async function createTestDb(opts: { fresh?: boolean } = {}): Promise<Db> {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) {
+    if (!opts.fresh && process.env.TEST_DB_REUSE !== '0') return pool.lease();
     const db = await openPglite(undefined, opts.fresh ? {} : { loadDataDir: await pgliteTemplate() });
     try {
       await migrate(db); // a no-op on the template; the whole history on a fresh one
@@ -48,6 +57,21 @@ export async function createTestDb(opts: { fresh?: boolean } = {}): Promise<Db> 
   }
   return { ...db, close };
 }
+
+/** A PGlite opened from the migrated template (a new instance, not one of the pool's). */
+export async function openPgliteTemplate(): Promise<PgliteDb> {
+  const db = await openPglite(undefined, { loadDataDir: await pgliteTemplate() });
+  try {
+    await migrate(db); // a no-op on the template
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return db;
+}
+
+/** This process's PGlite instances, handed from one test file to the next (see pglite-pool.ts). */
+const pool = new PglitePool(openPgliteTemplate);
 
 /** What a template is made of: the migration files' names and bytes, and PGlite's version. */
 async function templateKey(): Promise<string> {
