@@ -1,6 +1,6 @@
 /**
  * enqueueStage (src/capture/jobs/enqueue.ts): the row, and the NOTIFY that wakes the runners — sent
- * in the same statement, and only for work due now.
+ * in the same statement, and only for work due now that its caller does not run itself.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -17,7 +17,7 @@ before(async () => {
 });
 after(() => h.close());
 
-test('a job due now wakes the runners at commit; one due later (or already done) does not', async () => {
+test('a job due now wakes the runners at commit; one due later, already done, or run by its caller (wake: false) does not', async () => {
   const heard: string[] = [];
   const stop = await h.db.listen(JOBS_CHANNEL, (payload) => heard.push(payload));
   try {
@@ -25,7 +25,10 @@ test('a job due now wakes the runners at commit; one due later (or already done)
     const later = await insertCall(h.db, { orgId });
     const done = await insertCall(h.db, { orgId });
     const due = await insertCall(h.db, { orgId });
+    const ownRun = await insertCall(h.db, { orgId });
     await h.db.transaction(async (tx) => {
+      // the recording callback's download: due now, run by the route itself after the commit
+      await enqueueStage(tx, { organizationId: orgId, callId: ownRun, stage: 'download', now, wake: false });
       await enqueueStage(tx, {
         organizationId: orgId,
         callId: later,
@@ -53,13 +56,14 @@ test('a job due now wakes the runners at commit; one due later (or already done)
       state: string;
       next_attempt_at: Date;
     }>(
-      'SELECT call_id, stage, state, next_attempt_at FROM processing_jobs WHERE call_id = ANY ($1::uuid[]) ORDER BY stage',
-      [[later, done, due]],
+      'SELECT call_id, stage, state, next_attempt_at FROM processing_jobs WHERE call_id = ANY ($1::uuid[]) ORDER BY stage, next_attempt_at',
+      [[later, done, due, ownRun]],
     );
     assert.deepEqual(
       rows.map((r) => [r.call_id, r.stage, r.state, new Date(r.next_attempt_at).getTime() - now.getTime()]),
       [
         [done, 'complete', 'succeeded', 0],
+        [ownRun, 'download', 'pending', 0],
         [later, 'download', 'pending', 120_000],
         [due, 'transcribe', 'pending', 0],
       ],

@@ -13,6 +13,7 @@ import type {
   TranscriptionResult,
 } from '../../src/domain/capture-providers.ts';
 import { ProviderError } from '../../src/domain/capture-providers.ts';
+import { engine } from '../helpers/db.ts';
 import { eventsOf, only, typesOf } from '../helpers/events.ts';
 import { insertCall, insertOrg, MISSING } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
@@ -245,6 +246,15 @@ test('/metrics counts processing jobs by stage and state, and their runs by outc
   assert.equal(value('callcap_processing_job_outcomes_total{stage="transcribe",outcome="failed"}'), 2);
   assert.equal(value('callcap_processing_job_outcomes_total{stage="transcribe",outcome="done"}'), 3);
   assert.equal(value('callcap_processing_job_outcomes_total{stage="analyse",outcome="retry"}'), 0);
+  if (engine === 'pglite') {
+    // one connection (PGlite has one): its runs count into its own shard of each counter, not into
+    // one drawn at random, so that runs on other connections never wait on its row
+    const { rows } = await h.db.query<{ shard: number; n: number; mine: number }>(
+      `SELECT shard, n, pg_backend_pid() % 64 AS mine FROM processing_job_outcomes
+        WHERE stage = 'transcribe' AND outcome = 'done'`,
+    );
+    assert.deepEqual(rows, [{ shard: rows[0]?.mine, n: 3, mine: rows[0]?.mine }]);
+  }
   // the webhook metrics are still there, and this process's own run counter
   assert.ok(lines.includes('# TYPE callcap_webhook_deliveries gauge'));
   assert.ok(value('callcap_processing_job_runs_total{stage="transcribe",outcome="failed"}') >= 2);
