@@ -288,7 +288,7 @@ export class VoiceDetector {
     const row = this.strongest(0, energy);
     if (row < 0.1) return false;
     const column = this.strongest(4, energy);
-    return row + column >= DTMF_SHARE && row >= 0.1 && column >= 0.1;
+    return row + column >= DTMF_SHARE && column >= 0.1;
   }
 
   /** The largest share of the frame's energy held by one of the four tones from `first` of `cos`. */

@@ -18,6 +18,14 @@ export class LeaseLost extends Error {
   }
 }
 
+/** The call row locked first, whole (lockRun's answer), for the statements that lock a run: `call`. */
+const LOCK_CALL_CTE = `WITH call AS MATERIALIZED (
+  SELECT ${INGEST_CALL_COLUMNS}, o.redaction_enabled
+    FROM calls c JOIN organizations o ON o.id = c.organization_id
+   WHERE c.id = $4
+     FOR UPDATE OF c
+)`;
+
 /**
  * One statement, the call's lock first: the materialised CTE locks the call row when the uncorrelated
  * subquery is evaluated — in the job row's filter, before the job row that passed it is locked
@@ -27,12 +35,7 @@ export class LeaseLost extends Error {
  * write reads it instead of reading the locked row again.
  */
 export const LOCK_RUN_SQL = `
-WITH call AS MATERIALIZED (
-  SELECT ${INGEST_CALL_COLUMNS}, o.redaction_enabled
-    FROM calls c JOIN organizations o ON o.id = c.organization_id
-   WHERE c.id = $4
-     FOR UPDATE OF c
-), job AS MATERIALIZED (
+${LOCK_CALL_CTE}, job AS MATERIALIZED (
   SELECT 1 FROM processing_jobs
    WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')
      AND (SELECT count(*) FROM call) >= 0
@@ -175,12 +178,7 @@ export type JobOutcome = (typeof JOB_OUTCOMES)[number];
  * its lease: nothing was written.
  */
 export const LOCK_AND_END_RUN_SQL = `
-WITH call AS MATERIALIZED (
-  SELECT ${INGEST_CALL_COLUMNS}, o.redaction_enabled
-    FROM calls c JOIN organizations o ON o.id = c.organization_id
-   WHERE c.id = $4
-     FOR UPDATE OF c
-), mine AS MATERIALIZED (
+${LOCK_CALL_CTE}, mine AS MATERIALIZED (
   SELECT id FROM processing_jobs
    WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND state IN ('pending', 'waiting')
      AND (SELECT count(*) FROM call) >= 0
