@@ -8,11 +8,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { runCli } from '../../src/cli/run.ts';
 import { silentMp3 } from '../../src/seed/demo-audio.ts';
 import { ADMIN_TOKEN } from '../helpers/deps.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 
-/** `callcap` end to end: real processes against a real operator listener on a loopback port. */
+/**
+ * `callcap` end to end against a real operator listener on a loopback port. The commands run through
+ * runCli in this process (the CLI's whole logic: argument parsing, the HTTP calls, the output and the
+ * exit code it answers), as in test/cli/operator-commands.test.ts; the entry points themselves —
+ * src/cli.ts's stdin, stdout, stderr and exit status, `callcap serve`'s usage error, bin/callcap.js
+ * on Node 24 and its re-exec from an older node — run as real processes (`{ process: true }`). A
+ * process costs ~0.3 s of CPU for Node's start-up; the file ran 33 of them.
+ */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 let h: Harness;
 let base: string;
@@ -36,13 +44,12 @@ interface Run {
 
 function run(
   args: string[],
-  o: { env?: Record<string, string>; input?: string; node?: string; entry?: string } = {},
+  o: { env?: Record<string, string>; input?: string; node?: string; entry?: string; process?: boolean } = {},
 ): Promise<Run> {
+  const env = { PATH: process.env.PATH ?? '', CALLCAP_ADMIN_URL: base, ADMIN_TOKEN, ...o.env };
+  if (!o.process && !o.node && !o.entry) return inProcess(args, env, o.input ?? '');
   return new Promise((resolve, reject) => {
-    const child = spawn(o.node ?? process.execPath, [o.entry ?? 'src/cli.ts', ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', CALLCAP_ADMIN_URL: base, ADMIN_TOKEN, ...o.env },
-    });
+    const child = spawn(o.node ?? process.execPath, [o.entry ?? 'src/cli.ts', ...args], { cwd: ROOT, env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -57,6 +64,22 @@ function run(
   });
 }
 
+/** The command as src/cli.ts runs it, in this process: the same environment, stdin and output. */
+async function inProcess(args: string[], env: Record<string, string>, input: string): Promise<Run> {
+  const r: Run = { code: null, stdout: '', stderr: '' };
+  r.code = await runCli(args, {
+    env,
+    stdout: (s) => {
+      r.stdout += s;
+    },
+    stderr: (s) => {
+      r.stderr += s;
+    },
+    readStdin: async () => input,
+  });
+  return r;
+}
+
 /** Runs a command that must succeed and answers its JSON output. */
 async function ok(args: string[], o: Parameters<typeof run>[1] = {}) {
   const r = await run(args, o);
@@ -69,7 +92,7 @@ let n = 0;
 const email = () => `cli${++n}@example.com`;
 
 test('callcap help lists serve and every operator command and exits 0', async () => {
-  const r = await run(['help']);
+  const r = await run(['help'], { process: true });
   assert.equal(r.code, 0);
   for (const line of [
     'callcap serve [--role api|operator|worker]...',
@@ -222,9 +245,7 @@ test('maintenance on disables the public API and maintenance off enables it agai
 test('a password given as "-" is read from stdin', async () => {
   const org = await ok(
     ['org', 'create', '--name', 'Stdin Co', '--owner-email', email(), '--owner-password', '-'],
-    {
-      input: 'from stdin 123\n',
-    },
+    { input: 'from stdin 123\n', process: true },
   );
   const { rows } = await h.db.query<{ password_hash: string }>(
     'SELECT password_hash FROM users WHERE id = $1',
@@ -245,7 +266,9 @@ test("an API error is printed on stderr with the API's code and message, and exi
     '--owner-password',
     'long-enough',
   ]);
-  const r = await run(['key', 'create', '--org', org.organization_id, '--scopes', 'read.all']);
+  const r = await run(['key', 'create', '--org', org.organization_id, '--scopes', 'read.all'], {
+    process: true,
+  });
   assert.equal(r.code, 1);
   assert.equal(r.stdout, '');
   assert.equal(
@@ -322,7 +345,7 @@ test('wrong usage exits 2 with the usage line and sends nothing', async () => {
     unknownCommand.stderr,
     /unknown command "org delete"\. Did you mean: org create, org show, org update, org list\?/,
   );
-  const badRole = await run(['serve', '--role', 'db']);
+  const badRole = await run(['serve', '--role', 'db'], { process: true });
   assert.equal(badRole.code, 2);
   assert.equal(
     badRole.stderr,
