@@ -23,6 +23,8 @@ import { type Receiver, startReceiver } from '../helpers/receiver.ts';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const OWNER = 'owner@demo-plumbing.example';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const compileCache = (): Record<string, string> =>
+  process.env.NODE_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE } : {};
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -109,6 +111,9 @@ test('callcap listen forwards verified events, survives a service restart and lo
     ADMIN_PORT: String(adminPort),
     DATA_DIR: join(tmp, 'data'),
     LOG_LEVEL: 'warn',
+    // The run's compile cache (scripts/run-tests.ts): the ~12 service and CLI processes this test
+    // starts reuse compiled code instead of compiling every module again.
+    ...compileCache(),
   };
   const cliEnv = {
     ...serviceEnv,

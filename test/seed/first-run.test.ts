@@ -31,6 +31,14 @@ after(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
+/**
+ * The run's compile cache (scripts/run-tests.ts sets NODE_COMPILE_CACHE): each process started here
+ * reuses the compiled service modules instead of compiling them again. Nothing the tests check
+ * depends on it.
+ */
+const compileCache = (): Record<string, string> =>
+  process.env.NODE_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE } : {};
+
 function spawnServe(env: Record<string, string> = {}): ChildProcess {
   const child = spawn(process.execPath, ['src/cli.ts', 'serve'], {
     cwd: ROOT,
@@ -42,6 +50,7 @@ function spawnServe(env: Record<string, string> = {}): ChildProcess {
       ADMIN_PORT: '0',
       PUBLIC_BASE_URL: 'https://calls.example.test',
       LOG_LEVEL: 'silent',
+      ...compileCache(),
       ...env,
     },
   });
@@ -238,7 +247,7 @@ function cli(
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['src/cli.ts', ...args], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env },
+      env: { PATH: process.env.PATH ?? '', ...compileCache(), ...env },
     });
     children.add(child);
     let stdout = '';
