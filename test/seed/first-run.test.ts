@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { migratedDataDir } from '../helpers/pglite-datadir.ts';
+import { compileCacheEnv, SERVICE_NODE_ARGS } from '../helpers/service-process.ts';
 
 /**
  * `callcap serve` on a new DATA_DIR, as a new operator runs it: the first start seeds the demo
@@ -31,16 +32,9 @@ after(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-/**
- * The run's compile cache (scripts/run-tests.ts sets NODE_COMPILE_CACHE): each process started here
- * reuses the compiled service modules instead of compiling them again. Nothing the tests check
- * depends on it.
- */
-const compileCache = (): Record<string, string> =>
-  process.env.NODE_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE } : {};
-
 function spawnServe(env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, ['src/cli.ts', 'serve'], {
+  // SERVICE_NODE_ARGS and the compile cache: a cheaper start of the same code (service-process.ts).
+  const child = spawn(process.execPath, [...SERVICE_NODE_ARGS, 'src/cli.ts', 'serve'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -50,7 +44,7 @@ function spawnServe(env: Record<string, string> = {}): ChildProcess {
       ADMIN_PORT: '0',
       PUBLIC_BASE_URL: 'https://calls.example.test',
       LOG_LEVEL: 'silent',
-      ...compileCache(),
+      ...compileCacheEnv(),
       ...env,
     },
   });
@@ -247,7 +241,7 @@ function cli(
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['src/cli.ts', ...args], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...compileCache(), ...env },
+      env: { PATH: process.env.PATH ?? '', ...compileCacheEnv(), ...env },
     });
     children.add(child);
     let stdout = '';
