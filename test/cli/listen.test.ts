@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import Stripe from 'stripe';
 import { migratedDataDir } from '../helpers/pglite-datadir.ts';
 import { type Receiver, startReceiver } from '../helpers/receiver.ts';
+import { compileCacheEnv, SERVICE_NODE_ARGS } from '../helpers/service-process.ts';
 
 /**
  * `callcap listen` end to end: a real service process (embedded database in a new DATA_DIR, free
@@ -42,7 +43,9 @@ interface Proc {
 }
 
 function start(args: string[], env: Record<string, string>, input?: string): Proc {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env });
+  // The service (not the CLI, which has no WebAssembly) with SERVICE_NODE_ARGS: a cheaper start.
+  const nodeArgs = args[0] === 'src/main.ts' ? SERVICE_NODE_ARGS : [];
+  const child = spawn(process.execPath, [...nodeArgs, ...args], { cwd: ROOT, env });
   const p: Proc = {
     child,
     out: '',
@@ -109,6 +112,8 @@ test('callcap listen forwards verified events, survives a service restart and lo
     ADMIN_PORT: String(adminPort),
     DATA_DIR: join(tmp, 'data'),
     LOG_LEVEL: 'warn',
+    // The run's compile cache: the ~12 service and CLI processes reuse compiled code.
+    ...compileCacheEnv(),
   };
   const cliEnv = {
     ...serviceEnv,
