@@ -15,7 +15,7 @@
  *
  * The browser runs headless with --no-sandbox --disable-gpu --disable-background-networking
  * --disable-component-update --no-first-run, and without the address bar's WebUI popup (see
- * OMNIBOX_WEBUI_FEATURES: a renderer per context, ~40 % of Chromium's CPU in these tests);
+ * OMNIBOX_WEBUI_FEATURES: a renderer per context, 30–40 % of Chromium's CPU in these tests);
  * launch() gives it a fresh temporary profile (user-data dir), deleted when it closes. In the test
  * worker one Chromium serves every file the worker runs (startBrowser()); the files share no state through it: each page is in a context of its own, and
  * a file's contexts are closed when it closes its lease. Use a harness made with
