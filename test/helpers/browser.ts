@@ -17,8 +17,10 @@
  * --disable-component-update --no-first-run, and without the address bar's WebUI popup (see
  * OMNIBOX_WEBUI_FEATURES: a renderer per context, 30–40 % of Chromium's CPU in these tests);
  * launch() gives it a fresh temporary profile (user-data dir), deleted when it closes. In the test
- * worker one Chromium serves every file the worker runs (startBrowser()); the files share no state through it: each page is in a context of its own, and
- * a file's contexts are closed when it closes its lease. Use a harness made with
+ * worker one Chromium serves every file the worker runs (startBrowser()); the files share no
+ * state through it: each page is in a context of its own (a fresh one per test: no cookie, storage,
+ * cache or permission of an earlier test), and a file's contexts are closed when it closes its
+ * lease. Use a harness made with
  * `createHarness(BROWSER_ENV)`: an http PUBLIC_BASE_URL, so the session cookie is not marked Secure for the plain-http test origin
  * (Secure on https is tested without a browser).
  *
