@@ -14,10 +14,13 @@
  *                                                    // with SCREENSHOTS=docs or =tmp; none on an ordinary run
  *
  * The browser runs headless with --no-sandbox --disable-gpu --disable-background-networking
- * --disable-component-update --no-first-run; launch() gives it a fresh temporary profile (user-data
- * dir), deleted when it closes. In the test worker one Chromium serves every file the worker runs
- * (startBrowser()); the files share no state through it: each page is in a context of its own, and
- * a file's contexts are closed when it closes its lease. Use a harness made with
+ * --disable-component-update --no-first-run, and without the address bar's WebUI popup (see
+ * OMNIBOX_WEBUI_FEATURES: a renderer per context, 30–40 % of Chromium's CPU in these tests);
+ * launch() gives it a fresh temporary profile (user-data dir), deleted when it closes. In the test
+ * worker one Chromium serves every file the worker runs (startBrowser()); the files share no
+ * state through it: each page is in a context of its own (a fresh one per test: no cookie, storage,
+ * cache or permission of an earlier test), and a file's contexts are closed when it closes its
+ * lease. Use a harness made with
  * `createHarness(BROWSER_ENV)`: an http PUBLIC_BASE_URL, so the session cookie is not marked Secure for the plain-http test origin
  * (Secure on https is tested without a browser).
  *
@@ -97,6 +100,15 @@ async function launchKept(): Promise<Browser> {
     await browser.close();
     throw new Error(`the Chromium process playwright started (${CHROMIUM}) is not among the active handles`);
   }
+  const lists = child.spawnargs.filter((a) => a.startsWith('--disable-features='));
+  const last = new Set(lists.at(-1)?.slice('--disable-features='.length).split(','));
+  const lost = lists
+    .flatMap((l) => l.slice('--disable-features='.length).split(','))
+    .filter((f) => !last.has(f));
+  if (lost.length > 0) {
+    await browser.close();
+    throw new Error(`only the last --disable-features counts; add to DISABLED_FEATURES: ${lost.join(', ')}`);
+  }
   child.unref();
   for (const pipe of child.stdio) (pipe as { unref?(): void } | null)?.unref?.();
   return browser;
@@ -127,6 +139,47 @@ function lease(browser: Browser): Browser {
   });
 }
 
+/**
+ * The features playwright-core (1.65, server/chromium/chromiumSwitches.ts) turns off with its own
+ * --disable-features. Chromium reads only the last --disable-features on its command line, so the
+ * one launchBrowser() passes repeats them; launchKept() fails loudly if playwright's list ever holds
+ * one this list lacks.
+ */
+const PLAYWRIGHT_DISABLED_FEATURES = [
+  'AvoidUnnecessaryBeforeUnloadCheckSync',
+  'DestroyProfileOnBrowserClose',
+  'HttpsUpgrades',
+  'HttpsFirstBalancedModeAutoEnable',
+  'LensOverlay',
+  'MediaRouter',
+  'PaintHolding',
+  'ThirdPartyStoragePartitioning',
+  'AvoidCorsURLLoaderRestartOnRedirect',
+  'TcpPortRandomizationWin',
+  'OptimizationHints',
+  'NetworkTimeServiceQuerying',
+  'AimEnabled',
+  'PreconnectToSearch',
+  'msForceBrowserSignIn',
+  'msEdgeUpdateLaunchServicesPreferredVersion',
+];
+
+/**
+ * Chromium's own WebUI for the address bar's popup (chrome://omnibox-popup.top-chrome/ and its AI
+ * Mode page), which headless Chromium 156 still builds, preloaded, for every window, i.e. for every
+ * browser context: a renderer of its own per context, ~1 s of CPU to start and 0.1–0.17 s per
+ * second after, with nobody looking (docs/benchmarks.md, branch webcpu). A test never shows the
+ * address bar; test/web/browser.test.ts checks that no such page runs.
+ */
+const OMNIBOX_WEBUI_FEATURES = [
+  'WebUIOmniboxPopup',
+  'WebUIOmniboxAimPopup',
+  'WebUIOmniboxFullPopup',
+  'PreloadTopChromeWebUI',
+];
+
+const DISABLED_FEATURES = [...PLAYWRIGHT_DISABLED_FEATURES, ...OMNIBOX_WEBUI_FEATURES];
+
 function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
@@ -138,6 +191,7 @@ function launchBrowser(): Promise<Browser> {
       '--disable-component-update',
       '--no-first-run',
       '--autoplay-policy=no-user-gesture-required',
+      `--disable-features=${DISABLED_FEATURES.join(',')}`,
     ],
   });
 }
