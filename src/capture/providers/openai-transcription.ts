@@ -17,7 +17,7 @@ import {
   type TranscriptSegment,
   type TranscriptWord,
 } from './types.ts';
-import { splitStereoMp3 } from './wav.ts';
+import { splitStereoMp3InThread } from './split-thread.ts';
 
 /**
  * Speech-to-text through `POST {base}/audio/transcriptions` (multipart, `response_format=verbose_json`):
@@ -181,7 +181,7 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
           languages.push(r.language);
           for (const s of r.segments) segments.push({ speaker: 'customer', ...s });
         } else {
-          const split = await splitStereoMp3(name, await input.openAudio(), folder, {
+          const split = await splitStereoMp3InThread(name, await input.openAudio(), folder, {
             maxWindowSeconds: WINDOW_SECONDS,
             maxWindowBytes: maxUploadBytes,
             maxSeconds: opts.maxRecordingSeconds ?? MAX_RECORDING_SECONDS,
