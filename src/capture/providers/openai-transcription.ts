@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Clock } from '../../clock.ts';
 import { channelOfSpeaker, speakerOfChannel } from '../../domain/recording-channels.ts';
 import { type ProviderHttp, postJson, tooLarge } from './http.ts';
+import { splitStereoMp3InThread } from './split-thread.ts';
 import { labelledText, mergeSegments, whisperLanguage } from './transcript.ts';
 import {
   type ChannelActivity,
@@ -17,7 +18,6 @@ import {
   type TranscriptSegment,
   type TranscriptWord,
 } from './types.ts';
-import { splitStereoMp3InThread } from './split-thread.ts';
 
 /**
  * Speech-to-text through `POST {base}/audio/transcriptions` (multipart, `response_format=verbose_json`):
