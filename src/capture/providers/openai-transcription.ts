@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Clock } from '../../clock.ts';
 import { channelOfSpeaker, speakerOfChannel } from '../../domain/recording-channels.ts';
 import { type ProviderHttp, postJson, tooLarge } from './http.ts';
-import { splitStereoMp3InThread } from './split-thread.ts';
+import { splitStereoMp3InThread, startSplitThread } from './split-thread.ts';
 import { labelledText, mergeSegments, whisperLanguage } from './transcript.ts';
 import {
   type ChannelActivity,
@@ -160,6 +160,7 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
   return {
     name,
     maxUploadBytes,
+    warmUp: startSplitThread,
     async transcribe(input: TranscriptionInput): Promise<TranscriptionResult> {
       if (input.channels === 1 && input.byteLength > maxUploadBytes)
         throw tooLarge(name, input.byteLength, maxUploadBytes);

@@ -1,6 +1,8 @@
 import { Readable } from 'node:stream';
 import { parentPort } from 'node:worker_threads';
+import { giveBackDecoder, takeDecoder } from '../../recordings/decoders.ts';
 import { ProviderError } from './types.ts';
+import { VoiceDetector } from './vad.ts';
 import { splitStereoMp3 } from './wav.ts';
 
 /**
@@ -46,6 +48,18 @@ function forget(id: number, job: Job): void {
 }
 
 port.on('message', (m: InMessage) => {
+  if (m.t === 'warm') {
+    // the WebAssembly of mpg123 and of the voice detector instantiated ahead of the first split
+    takeDecoder().then(
+      (d) => giveBackDecoder(d, true),
+      () => {},
+    );
+    VoiceDetector.create(16_000).then(
+      (v) => v.close(),
+      () => {},
+    );
+    return;
+  }
   if (m.t === 'start') {
     const job: Job = { queue: [], ended: false, aborted: false, wake: null, dirWaiter: null };
     jobs.set(m.id, job);
@@ -108,6 +122,7 @@ port.on('message', (m: InMessage) => {
 });
 
 type InMessage =
+  | { t: 'warm' }
   | {
       t: 'start';
       id: number;
