@@ -50,7 +50,6 @@ let nextId = 1;
 function startThread(): Thread {
   const worker = new Worker(new URL('./split-worker.ts', import.meta.url));
   const t: Thread = { worker, jobs: new Map() };
-  worker.unref();
   worker.on('message', (m: OutMessage) => {
     const job = t.jobs.get(m.id);
     if (!job) return;
@@ -72,6 +71,8 @@ function startThread(): Thread {
   };
   worker.on('error', fail);
   worker.on('exit', (code) => fail(new Error(`exit code ${code}`)));
+  // after the listeners: adding a 'message' listener references the worker's port again
+  worker.unref();
   return t;
 }
 

@@ -105,3 +105,21 @@ test('an error reading the recording is the stream’s own error, after the thre
   });
   assert.equal(r.windows.length, 1);
 });
+
+test('the thread started ahead (warmUp) never holds the process open', async () => {
+  const { execFile } = await import('node:child_process');
+  const { writeFile } = await import('node:fs/promises');
+  const url = new URL('../../../src/capture/providers/split-thread.ts', import.meta.url).href;
+  // a script file: the same import from \`node -e\` did not show the old bug (a thread kept referenced)
+  const script = join(dir, 'warm.ts');
+  await writeFile(
+    script,
+    `import { startSplitThread } from ${JSON.stringify(url)};\nstartSplitThread();\nconsole.log('started');\n`,
+  );
+  const out = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+    const child = execFile(process.execPath, [script], { timeout: 60_000 }, (_err, stdout) =>
+      resolve({ code: child.exitCode, stdout }),
+    );
+  });
+  assert.deepEqual(out, { code: 0, stdout: 'started\n' });
+});
