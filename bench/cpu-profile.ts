@@ -43,6 +43,8 @@ const SRC: [RegExp, string][] = [
   [/src\/recordings\/talk-activity\.ts/, 'transcribe: talk metrics (voice activity levels)'],
   [/src\/recordings\/silence\.ts/, 'transcribe: redaction silencing (re-encode)'],
   [/src\/capture\/providers\/wav\.ts/, 'transcribe: PCM + WAV writing'],
+  // the main thread's side of the split in its worker thread: the recording's chunks posted to it
+  [/src\/capture\/providers\/split-(thread|worker)\.ts/, 'transcribe: the split handed to its thread'],
   [/src\/recordings\/channels\.ts/, 'transcribe: channel count (music-metadata)'],
   [
     /src\/capture\/providers\/(openai-transcription|deepgram|http|transcript)\.ts|src\/capture\/jobs\/stages\/transcribe\.ts/,

@@ -107,6 +107,7 @@ export async function startWorkers(
   deps: Deps,
   opts: { tickMs?: number; stageHandlers?: StageHandlers; jobsPollIntervalMs?: number } = {},
 ): Promise<() => Promise<void>> {
+  deps.capture.transcription?.warmUp?.();
   const mailer = createMailer(deps);
   const deliveries = createDeliveryWorker(deps, { concurrency: deps.config.WEBHOOK_CONCURRENCY, mailer });
   await deliveries.start();

@@ -79,6 +79,11 @@ export interface TranscriptionProvider {
   /** the largest upload the provider accepts, in bytes (documented in docs/capture.md) */
   readonly maxUploadBytes: number;
   transcribe(input: TranscriptionInput): Promise<TranscriptionResult>;
+  /**
+   * Called once when a worker starts (src/worker.ts): makes ready ahead what the first transcription
+   * would otherwise make on its way (the openai protocol's audio thread, split-thread.ts). Optional.
+   */
+  warmUp?(): void;
 }
 
 /**

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Clock } from '../../clock.ts';
 import { channelOfSpeaker, speakerOfChannel } from '../../domain/recording-channels.ts';
 import { type ProviderHttp, postJson, tooLarge } from './http.ts';
+import { splitStereoMp3InThread, startSplitThread } from './split-thread.ts';
 import { labelledText, mergeSegments, whisperLanguage } from './transcript.ts';
 import {
   type ChannelActivity,
@@ -17,7 +18,6 @@ import {
   type TranscriptSegment,
   type TranscriptWord,
 } from './types.ts';
-import { splitStereoMp3 } from './wav.ts';
 
 /**
  * Speech-to-text through `POST {base}/audio/transcriptions` (multipart, `response_format=verbose_json`):
@@ -160,6 +160,7 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
   return {
     name,
     maxUploadBytes,
+    warmUp: startSplitThread,
     async transcribe(input: TranscriptionInput): Promise<TranscriptionResult> {
       if (input.channels === 1 && input.byteLength > maxUploadBytes)
         throw tooLarge(name, input.byteLength, maxUploadBytes);
@@ -181,7 +182,7 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
           languages.push(r.language);
           for (const s of r.segments) segments.push({ speaker: 'customer', ...s });
         } else {
-          const split = await splitStereoMp3(name, await input.openAudio(), folder, {
+          const split = await splitStereoMp3InThread(name, await input.openAudio(), folder, {
             maxWindowSeconds: WINDOW_SECONDS,
             maxWindowBytes: maxUploadBytes,
             maxSeconds: opts.maxRecordingSeconds ?? MAX_RECORDING_SECONDS,
