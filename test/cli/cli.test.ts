@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { runCli } from '../../src/cli/run.ts';
 import { silentMp3 } from '../../src/seed/demo-audio.ts';
+import { cliInProcess } from '../helpers/cli.ts';
 import { ADMIN_TOKEN } from '../helpers/deps.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 
@@ -47,7 +47,7 @@ function run(
   o: { env?: Record<string, string>; input?: string; node?: string; entry?: string; process?: boolean } = {},
 ): Promise<Run> {
   const env = { PATH: process.env.PATH ?? '', CALLCAP_ADMIN_URL: base, ADMIN_TOKEN, ...o.env };
-  if (!o.process && !o.node && !o.entry) return inProcess(args, env, o.input ?? '');
+  if (!o.process && !o.node && !o.entry) return cliInProcess(args, env, { input: o.input });
   return new Promise((resolve, reject) => {
     const child = spawn(o.node ?? process.execPath, [o.entry ?? 'src/cli.ts', ...args], { cwd: ROOT, env });
     let stdout = '';
@@ -62,22 +62,6 @@ function run(
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.end(o.input ?? '');
   });
-}
-
-/** The command as src/cli.ts runs it, in this process: the same environment, stdin and output. */
-async function inProcess(args: string[], env: Record<string, string>, input: string): Promise<Run> {
-  const r: Run = { code: null, stdout: '', stderr: '' };
-  r.code = await runCli(args, {
-    env,
-    stdout: (s) => {
-      r.stdout += s;
-    },
-    stderr: (s) => {
-      r.stderr += s;
-    },
-    readStdin: async () => input,
-  });
-  return r;
 }
 
 /** Runs a command that must succeed and answers its JSON output. */

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { runCli } from '../../src/cli/run.ts';
 import { seedDemoIfEmpty } from '../../src/seed/seed.ts';
+import { cliInProcess } from '../helpers/cli.ts';
 import { ADMIN_TOKEN } from '../helpers/deps.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { admin, bearer } from '../helpers/http.ts';
@@ -23,19 +23,8 @@ after(async () => {
   await h?.close();
 });
 
-async function cli(args: string[], input = '') {
-  const r = { code: null as number | null, stdout: '', stderr: '' };
-  r.code = await runCli(args, {
-    env: { CALLCAP_ADMIN_URL: base, ADMIN_TOKEN },
-    stdout: (s) => {
-      r.stdout += s;
-    },
-    stderr: (s) => {
-      r.stderr += s;
-    },
-    readStdin: async () => input,
-  });
-  return r;
+function cli(args: string[], input = '') {
+  return cliInProcess(args, { CALLCAP_ADMIN_URL: base, ADMIN_TOKEN }, { input });
 }
 
 const signIn = (email: string, password: string) =>

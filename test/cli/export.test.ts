@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { runCli } from '../../src/cli/run.ts';
 import { HOUR } from '../../src/clock.ts';
+import { cliInProcess } from '../helpers/cli.ts';
 import { insertApiKey, insertManyCalls, insertOrg } from '../helpers/fixtures.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 import { until } from '../helpers/listen.ts';
@@ -77,20 +77,8 @@ function spawnCli(args: string[], env: Record<string, string> = {}) {
 }
 
 /** The CLI in this process (faster; stderr lines reach onStderr synchronously). */
-async function inProcess(args: string[], env: Record<string, string> = {}, onStderr?: (s: string) => void) {
-  const r = { code: null as number | null, stdout: '', stderr: '' };
-  r.code = await runCli(args, {
-    env: { CALLCAP_API_URL: apiUrl, CALLCAP_API_KEY: key.key, ...env },
-    stdout: (s) => {
-      r.stdout += s;
-    },
-    stderr: (s) => {
-      r.stderr += s;
-      onStderr?.(s);
-    },
-    readStdin: async () => '',
-  });
-  return r;
+function inProcess(args: string[], env: Record<string, string> = {}, onStderr?: (s: string) => void) {
+  return cliInProcess(args, { CALLCAP_API_URL: apiUrl, CALLCAP_API_KEY: key.key, ...env }, { onStderr });
 }
 
 async function expectedIds(where = '', params: unknown[] = []): Promise<string[]> {

@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { usageOf } from '../../src/cli/command.ts';
 import { commandHelp } from '../../src/cli/help.ts';
 import { COMMANDS } from '../../src/cli/registry.ts';
-import { runCli } from '../../src/cli/run.ts';
 import { silentMp3 } from '../../src/seed/demo-audio.ts';
+import { cliInProcess } from '../helpers/cli.ts';
 import { ADMIN_TOKEN } from '../helpers/deps.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 
@@ -37,19 +37,8 @@ after(async () => {
 });
 
 /** The CLI in this process against `adminUrl` (default: the harness's operator listener). */
-async function cli(args: string[], o: { input?: string; adminUrl?: string } = {}) {
-  const r = { code: null as number | null, stdout: '', stderr: '' };
-  r.code = await runCli(args, {
-    env: { CALLCAP_ADMIN_URL: o.adminUrl ?? base, ADMIN_TOKEN },
-    stdout: (s) => {
-      r.stdout += s;
-    },
-    stderr: (s) => {
-      r.stderr += s;
-    },
-    readStdin: async () => o.input ?? '',
-  });
-  return r;
+function cli(args: string[], o: { input?: string; adminUrl?: string } = {}) {
+  return cliInProcess(args, { CALLCAP_ADMIN_URL: o.adminUrl ?? base, ADMIN_TOKEN }, { input: o.input });
 }
 
 async function ok(args: string[], o: Parameters<typeof cli>[1] = {}) {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { runCli } from '../../src/cli/run.ts';
+import { cliInProcess } from '../helpers/cli.ts';
 
 const seen: { method: string; url: string; auth: string; body: unknown }[] = [];
 const server = createServer(async (req: IncomingMessage, res) => {
@@ -30,24 +30,13 @@ before(async () => {
 });
 after(() => new Promise<void>((r) => server.close(() => r())));
 
-async function trigger(type: string, key: string | null = 'cc_test_abc') {
-  const out = { code: null as number | null, stdout: '', stderr: '' };
-  out.code = await runCli(['trigger', type], {
-    env: {
-      CALLCAP_API_URL: base,
-      CALLCAP_URL: 'http://127.0.0.1:9',
-      XDG_CONFIG_HOME: '/nonexistent-callcap-test',
-      ...(key ? { CALLCAP_API_KEY: key } : {}),
-    },
-    stdout: (s) => {
-      out.stdout += s;
-    },
-    stderr: (s) => {
-      out.stderr += s;
-    },
-    readStdin: async () => '',
+function trigger(type: string, key: string | null = 'cc_test_abc') {
+  return cliInProcess(['trigger', type], {
+    CALLCAP_API_URL: base,
+    CALLCAP_URL: 'http://127.0.0.1:9',
+    XDG_CONFIG_HOME: '/nonexistent-callcap-test',
+    ...(key ? { CALLCAP_API_KEY: key } : {}),
   });
-  return out;
 }
 
 test('each event type starts the test call that emits it, with the test key', async () => {

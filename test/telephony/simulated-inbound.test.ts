@@ -10,9 +10,9 @@ import { after, before, test } from 'node:test';
 import { captureStageHandlers } from '../../src/capture/jobs/stages/index.ts';
 import { telephonyStageHandlers } from '../../src/capture/telephony/download-stage.ts';
 import { startInboundTestCall } from '../../src/capture/telephony/simulated/carrier.ts';
-import { runCli } from '../../src/cli/run.ts';
 import { TEST_CALLER_PHONE, TEST_SERVICE_NUMBER } from '../../src/domain/simulated-call.ts';
 import { tenantScope } from '../../src/domain/tenant.ts';
+import { cliInProcess } from '../helpers/cli.ts';
 import { T0 } from '../helpers/deps.ts';
 import { insertApiKey } from '../helpers/fixtures.ts';
 import { bearer } from '../helpers/http.ts';
@@ -246,18 +246,11 @@ test('callcap trigger with a test key, against the service: a real test call tha
     ['call.completed', 'call.completed'],
     ['call.failed', 'call.failed'],
   ] as const) {
-    const out = { stdout: '', stderr: '' };
-    const code = await runCli(['trigger', type], {
-      env: { CALLCAP_API_URL: `http://127.0.0.1:${port}/api/v1`, CALLCAP_API_KEY: org.apiKey },
-      stdout: (s) => {
-        out.stdout += s;
-      },
-      stderr: (s) => {
-        out.stderr += s;
-      },
-      readStdin: async () => '',
+    const out = await cliInProcess(['trigger', type], {
+      CALLCAP_API_URL: `http://127.0.0.1:${port}/api/v1`,
+      CALLCAP_API_KEY: org.apiKey,
     });
-    assert.equal(code, 0, out.stderr);
+    assert.equal(out.code, 0, out.stderr);
     const summary = JSON.parse(out.stdout) as { call_id: string; event_type: string };
     assert.equal(summary.event_type, type);
     await playOut(t.h, summary.call_id);
