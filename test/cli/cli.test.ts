@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { silentMp3 } from '../../src/seed/demo-audio.ts';
-import { cliInProcess } from '../helpers/cli.ts';
+import { type CliRun, cliInProcess } from '../helpers/cli.ts';
 import { ADMIN_TOKEN } from '../helpers/deps.ts';
 import { createHarness, type Harness } from '../helpers/harness.ts';
 
@@ -36,16 +36,10 @@ after(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function run(
   args: string[],
   o: { env?: Record<string, string>; input?: string; node?: string; entry?: string; process?: boolean } = {},
-): Promise<Run> {
+): Promise<CliRun> {
   const env = { PATH: process.env.PATH ?? '', CALLCAP_ADMIN_URL: base, ADMIN_TOKEN, ...o.env };
   if (!o.process && !o.node && !o.entry) return cliInProcess(args, env, { input: o.input });
   return new Promise((resolve, reject) => {
