@@ -6,11 +6,14 @@
  * driver's process.
  *
  * Driven over IPC (process.send): the driver sends {cmd, …}; every command answers {reply: cmd, …}.
- *   setup     -> { port, orgId, number }          the organization, its number, its subscription
+ *   setup     -> { port, orgId, number }          the organization and its number (no webhook subscription)
+ *   subscribe                                     a webhook subscription to every event, at receiverUrl
  *   baseline  -> { seconds }                      N bare INSERTs of a call + its outbox row
- *   start                                         starts a measurement window (CPU, profile, RSS,
- *                                                 statements, the PostgreSQL backends' CPU)
- *   wait      -> Window                           once N calls reached `until`, the window's figures
+ *   start                                         starts a measurement window (CPU, RSS, statements, the
+ *                                                 PostgreSQL backends' CPU; with `profile`, the CPU profile;
+ *                                                 with `waits`, the pg_stat_activity sampler)
+ *   wait      -> Window                           once N more calls than at `start` reached `until`, the
+ *                                                 window's figures
  *   close                                         stops everything and exits
  * (the protocol and the process: ./service-process.ts)
  *
@@ -178,7 +181,6 @@ await operator.ready();
 await app.listen({ port: 0, host: '127.0.0.1' });
 // the worker role as the product starts it (the processing runner's poll: every second)
 const stopWorkers = await startWorkers(deps);
-const profiling = process.env.BENCH_PROFILE !== '0';
 
 let window: {
   t0: number;
@@ -191,6 +193,8 @@ let window: {
   memAtPeak: MemoryFigures | null;
   memMax: MemoryFigures | null;
   threads: Map<string, number>;
+  /** calls already at `until` when the window started (the windows of one run share the organization) */
+  already: Record<string, number>;
   sampler: NodeJS.Timeout;
   session: Session | null;
   allocSession: Session | null;
@@ -233,8 +237,10 @@ function allocationSites(head: AllocNode): string {
   return `${(total / 1048576).toFixed(1)} MB sampled\n${rows.map(([k, v]) => `${(v / 1048576).toFixed(2).padStart(8)} MB  ${k}`).join('\n')}\n`;
 }
 
-async function startWindow(sampleRss: boolean) {
+async function startWindow(sampleRss: boolean, profiling: boolean, sampleBackends: boolean) {
   global.gc?.();
+  const already: Record<string, number> = {};
+  for (const [k, sql] of Object.entries(UNTIL)) already[k] = (await raw.query<{ n: number }>(sql, [orgId])).rows[0]!.n;
   const backends = new Map((await backendPids()).map((p) => [p, cpuMsOf(p)]));
   let session: Session | null = null;
   if (profiling) {
@@ -265,6 +271,7 @@ async function startWindow(sampleRss: boolean) {
     poolSize: poolMax,
     poolStats: raw.poolStats,
     jobs: jobClock,
+    sampleBackends,
   });
   const rssStart = process.memoryUsage.rss();
   const memStart = sampleRss ? mb(process.memoryUsage()) : null;
@@ -279,6 +286,7 @@ async function startWindow(sampleRss: boolean) {
     memAtPeak: memStart,
     memMax: memStart && { ...memStart },
     threads: threadsCpuMs(),
+    already,
     // RSS sampled every 20 ms when asked (the memory scenario), with the heap and buffer figures
     // (process.memoryUsage(): the sampling itself costs CPU); the RSS alone every second otherwise
     sampler: setInterval(
@@ -390,14 +398,16 @@ async function handle(m: Command): Promise<Record<string, unknown>> {
         ring_to: '+14155550100',
       });
       if (num.statusCode !== 201) throw new Error(num.body);
+      const { port } = app.server.address() as { port: number };
+      return { port, orgId, number };
+    }
+    case 'subscribe':
       await insertSubscription(deps, {
         orgId,
         url: String(m.receiverUrl),
         at: new Date('2026-06-01T00:00:00Z'),
       });
-      const { port } = app.server.address() as { port: number };
-      return { port, orgId, number };
-    }
+      return {};
     case 'baseline': {
       const calls = Number(m.calls);
       let next = 0;
@@ -424,17 +434,25 @@ async function handle(m: Command): Promise<Record<string, unknown>> {
       return { seconds: (performance.now() - t0) / 1000 };
     }
     case 'start':
-      await startWindow(m.rss === true);
+      await startWindow(m.rss === true, m.profile === true, m.waits === true);
       return {};
     case 'wait': {
       const sql = UNTIL[String(m.until)]!;
-      const deadline = performance.now() + 600_000;
+      const target = window!.already[String(m.until)]! + Number(m.n);
+      const t0 = performance.now();
+      const deadline = t0 + 600_000;
       for (;;) {
-        const { rows } = await raw.query<{ n: number }>(sql, [orgId]);
-        if ((rows[0]?.n ?? 0) >= Number(m.n)) break;
+        const n = (await raw.query<{ n: number }>(sql, [orgId])).rows[0]?.n ?? 0;
+        if (n >= target) break;
         if (performance.now() > deadline)
-          throw new Error(`only ${rows[0]?.n} of ${m.n} ${m.until} in 10 minutes`);
-        await new Promise((r) => setTimeout(r, 20));
+          throw new Error(`only ${n - (target - Number(m.n))} of ${m.n} ${m.until} in 10 minutes`);
+        // The count is the bench's, not the service's (a scan of the organization's events that grows
+        // with the run), so it runs rarely while much is left: a third of the time the rest should
+        // take at the rate so far, between 20 ms and 500 ms (at most 20 ms late at the end).
+        const done = n - (target - Number(m.n));
+        const rate = done / Math.max(1, performance.now() - t0);
+        const ms = rate > 0 ? (target - n) / rate / 3 : 100;
+        await new Promise((r) => setTimeout(r, Math.min(500, Math.max(20, ms))));
       }
       return { window: await stopWindow() };
     }

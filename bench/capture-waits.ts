@@ -127,6 +127,8 @@ export function startWaits(p: {
   poolSize: number;
   poolStats?: () => PoolStats;
   jobs: JobClock;
+  /** sample pg_stat_activity (costs PostgreSQL ~30 ms of CPU per second) */
+  sampleBackends: boolean;
 }) {
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
@@ -152,9 +154,9 @@ export function startWaits(p: {
     : null;
   // pg_stat_activity on a connection of its own (not the pool it measures), one query in flight at a
   // time: ~30 ms of PostgreSQL CPU per second, not counted as the service's (bench-sampler is left out
-  // of its backends) but part of the machine's "other" share; BENCH_WAITS=0 turns it off
+  // of its backends) but part of the machine's "other" share; only when asked (sampleBackends)
   const client = new pg.Client({ connectionString: p.url, application_name: 'bench-sampler' });
-  let stopped = process.env.BENCH_WAITS === '0';
+  let stopped = !p.sampleBackends;
   const sampling = (async () => {
     if (stopped) return;
     await client.connect();

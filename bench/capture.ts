@@ -12,7 +12,15 @@
  * openai protocol (answers at once, after reading the upload) and a webhook receiver answering 200.
  * So the service's CPU and RSS are the service's alone.
  *
- * Per call, measured over the timed window: the service process's CPU (all threads), its main
+ * Three timed windows, each with its own CALLS calls, one after the other in one service: (1) no
+ * webhook subscription — the scenario issue 16 measured (d58afa4's bench had none) and the headline
+ * calls/s; (2) a subscription to every event, four webhook deliveries per call; (3) as (2) with the CPU
+ * profile and the waits sampler (BENCH_PROFILE=0 BENCH_WAITS=0: no third window). Calls/s is read from
+ * (1) and (2), which run without instruments: the profile and the sampler cost CPU of their own. The
+ * bench's own poll for the end of a window (a count of the organization's call.completed events) runs
+ * rarely while much is left (bench/capture-service.ts `wait`).
+ *
+ * Per call, measured over each timed window: the service process's CPU (all threads), its main
  * thread's, its PostgreSQL backends' (/proc), the statements, transactions and NOTIFYs it sent
  * (a counting wrapper around its Db), and the main thread's CPU split by stage from a V8 CPU profile
  * (bench/cpu-profile.ts says how a sample is attributed). "other" is the share of the machine the
@@ -116,7 +124,7 @@ async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<unknown>)
 /** Runs `drive` inside a measurement window of the service; answers the window and the machine's other load. */
 async function measured(
   service: ServiceProcess,
-  until: { until: string; n: number; rss?: boolean },
+  until: { until: string; n: number; rss?: boolean; profile?: boolean; waits?: boolean },
   drive: () => Promise<unknown>,
 ): Promise<{
   w: Window;
@@ -126,7 +134,11 @@ async function measured(
   idlePct: number;
   cpus: number;
 }> {
-  await service.call('start', { rss: until.rss === true });
+  await service.call('start', {
+    rss: until.rss === true,
+    profile: until.profile === true,
+    waits: until.waits === true,
+  });
   const m0 = machineTicks();
   const self0 = process.cpuUsage();
   const t0 = performance.now();
@@ -146,6 +158,43 @@ async function measured(
 
 const f1 = (x: number) => x.toFixed(1);
 const f2 = (x: number) => x.toFixed(2);
+
+type Measured = Awaited<ReturnType<typeof measured>>;
+
+/** The CPU lines of a window: per call, by process and by thread, and the machine's idle share. */
+function printCpu(r: Measured, calls: number) {
+  const { w, wallSeconds, otherPct, driverCpuMs, idlePct, cpus } = r;
+  const per = (x: number) => x / calls;
+  log(`  other processes used ${otherPct.toFixed(0)} % of the machine meanwhile`);
+  // the machine's CPU time over the window split: ours (service, PostgreSQL, this driver), the
+  // others', idle. Idle near 0 % = CPU-bound: calls/s is then the cores over the CPU per call.
+  const oursCores = (w.processCpuMs + w.dbCpuMs + driverCpuMs) / 1000 / wallSeconds;
+  log(
+    `  machine idle ${idlePct.toFixed(0)} % of ${cpus} CPUs over the window` +
+      ` (${idlePct < 5 ? 'CPU-bound' : idlePct < 20 ? 'nearly CPU-bound' : 'not CPU-bound: waiting'}); ` +
+      `service + PostgreSQL + driver used ${f2(oursCores)} cores`,
+  );
+  log(
+    `  CPU per call: service ${f2(per(w.processCpuMs))} ms (main thread ${f2(per(w.mainThreadCpuMs))} ms), ` +
+      `PostgreSQL backends ${f2(per(w.dbCpuMs))} ms, bench driver (fake Twilio, speech-to-text, receiver) ` +
+      `${f2(per(driverCpuMs))} ms; all three ${f2(per(w.processCpuMs + w.dbCpuMs + driverCpuMs))} ms`,
+  );
+  log(
+    `  service threads, ms per call: ${Object.entries(w.threads)
+      .filter(([, ms]) => ms > 0)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, ms]) => `${name} ${f2(per(ms))}`)
+      .join(', ')}`,
+  );
+  const c = w.counts;
+  log(
+    `  per call: ${f1(per(c.statements))} statements in ${f1(per(c.transactions))} transactions; ` +
+      Object.entries(c.byKind)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, n]) => `${k} ${f1(per(n))}`)
+        .join(', '),
+  );
+}
 
 async function main() {
   const fake = await startFakeTwilio({ publicBaseUrl: PUBLIC_BASE_URL });
@@ -168,15 +217,12 @@ async function main() {
       ...(process.env.DATABASE_POOL_MAX ? { DATABASE_POOL_MAX: process.env.DATABASE_POOL_MAX } : {}),
     });
     try {
-      const org = await service.call<{ port: number; number: string }>('setup', {
-        account,
-        receiverUrl: `${receiver.url}/hooks`,
-      });
+      const org = await service.call<{ port: number; number: string }>('setup', { account });
       fake.serviceOrigin = `http://127.0.0.1:${org.port}`;
       const audio = stereoMp3({ seconds: 5, ...INBOUND_TONES });
       const [l1, l5] = loadavg();
       log(
-        `Capture benchmark — ${new Date().toISOString()} — ${CALLS} calls, concurrency ${CONCURRENCY}; ` +
+        `Capture benchmark — ${new Date().toISOString()} — ${CALLS} calls per window, concurrency ${CONCURRENCY}; ` +
           `the service in its own process; load average ${f1(l1!)} / ${f1(l5!)} (1 / 5 min)`,
       );
 
@@ -187,69 +233,62 @@ async function main() {
       });
       const baseline = CALLS / baselineSeconds;
 
-      // The calls ring in (untimed): Voice URL answered with a <Dial> of the ring-to number.
-      const calls: FakeCall[] = [];
-      for (let i = 0; i < CALLS; i++) {
-        calls.push(
-          await fake.inboundCall({
-            from: `+1415555${String(3000 + i).padStart(4, '0')}`,
-            to: org.number,
-            account,
-          }),
+      let rung = 0;
+      /** CALLS calls ring in (untimed: Voice URL answered with a <Dial> of the ring-to number), then the
+       * timed part: the dialled number answers and hangs up — the recording callback, then the download,
+       * transcription, analysis and completion as durable jobs, until every call.completed is queued. */
+      const window = async (instruments: { profile: boolean; waits: boolean }) => {
+        const calls: FakeCall[] = [];
+        for (let i = 0; i < CALLS; i++, rung++) {
+          calls.push(
+            await fake.inboundCall({
+              from: `+1415${String(5_000_000 + rung).padStart(7, '0')}`,
+              to: org.number,
+              account,
+            }),
+          );
+        }
+        const r = await measured(service, { until: 'completed', n: CALLS, ...instruments }, () =>
+          pool(calls, CONCURRENCY, (call) => call.answerDial({ recording: audio })),
         );
-      }
-      // Timed: the dialled number answers and hangs up — the recording callback, then the download,
-      // transcription, analysis and completion as durable jobs, until every call.completed is queued.
-      const { w, wallSeconds, otherPct, driverCpuMs, idlePct, cpus } = await measured(
-        service,
-        { until: 'completed', n: CALLS },
-        () => pool(calls, CONCURRENCY, (call) => call.answerDial({ recording: audio })),
-      );
-      const rate = CALLS / wallSeconds;
-      const per = (x: number) => x / CALLS;
+        return { ...r, rate: CALLS / r.wallSeconds };
+      };
+      const row = (label: string, rate: number, note = '') =>
+        log(
+          `${label.padEnd(66)} ${(rate >= 100 ? rate.toFixed(0) : f1(rate)).padStart(7)}   ${f1((rate / baseline) * 100).padStart(5)} %${note}`,
+        );
+
+      // Three windows, each its own calls. Calls/s comes from the windows without instruments: the CPU
+      // profile and the pg_stat_activity sampler cost the service and PostgreSQL CPU of their own.
+      // 1. no webhook subscription: the scenario issue 16 measured (d58afa4's bench had none)
+      const plain = await window({ profile: false, waits: false });
+      // 2. a subscription to every event: four webhook deliveries per call to the receiver
+      await service.call('subscribe', { receiverUrl: `${receiver.url}/hooks` });
+      const hooked = await window({ profile: false, waits: false });
+      // 3. as 2, with the CPU profile and the waits (BENCH_PROFILE=0 and BENCH_WAITS=0: skipped)
+      const profile = process.env.BENCH_PROFILE !== '0';
+      const waits = process.env.BENCH_WAITS !== '0';
+      const inst = profile || waits ? await window({ profile, waits }) : null;
 
       log('');
-      log('scenario                                                   calls/s   vs base');
-      log(
-        `baseline: INSERT call + outbox row                         ${baseline.toFixed(0).padStart(7)}     100 %`,
+      log('scenario                                                              calls/s   vs base');
+      row('baseline: INSERT call + outbox row', baseline, '');
+      row('recording callback -> call.completed enqueued', plain.rate, '   (target >= 30 %)');
+      printCpu(plain, CALLS);
+      row('  the same, with a webhook subscription (4 deliveries per call)', hooked.rate);
+      printCpu(hooked, CALLS);
+      if (!inst) return;
+      row(
+        `  the same, subscribed, with ${[profile && 'the CPU profile', waits && 'the waits sampler'].filter(Boolean).join(' and ')}`,
+        inst.rate,
       );
-      log(
-        `recording callback -> call.completed enqueued               ${f1(rate).padStart(7)}   ${f1((rate / baseline) * 100).padStart(5)} %   (target >= 30 %)`,
-      );
-      log(`other processes used ${otherPct.toFixed(0)} % of the machine meanwhile`);
-      // the machine's CPU time over the window split: ours (service, PostgreSQL, this driver), the
-      // others', idle. Idle near 0 % = CPU-bound: calls/s is then the cores over the CPU per call.
-      const oursCores = (w.processCpuMs + w.dbCpuMs + driverCpuMs) / 1000 / wallSeconds;
-      log(
-        `machine idle ${idlePct.toFixed(0)} % of ${cpus} CPUs over the window` +
-          ` (${idlePct < 5 ? 'CPU-bound' : idlePct < 20 ? 'nearly CPU-bound' : 'not CPU-bound: waiting'}); ` +
-          `service + PostgreSQL + driver used ${f2(oursCores)} cores`,
-      );
-      log('');
-      log(
-        `CPU per call: service ${f2(per(w.processCpuMs))} ms (main thread ${f2(per(w.mainThreadCpuMs))} ms), ` +
-          `PostgreSQL backends ${f2(per(w.dbCpuMs))} ms, bench driver (fake Twilio, speech-to-text, receiver) ` +
-          `${f2(per(driverCpuMs))} ms; all three ${f2(per(w.processCpuMs + w.dbCpuMs + driverCpuMs))} ms`,
-      );
-      log(
-        `service threads, ms per call: ${Object.entries(w.threads)
-          .filter(([, ms]) => ms > 0)
-          .sort((a, b) => b[1] - a[1])
-          .map(([name, ms]) => `${name} ${f2(per(ms))}`)
-          .join(', ')}`,
-      );
-      const c = w.counts;
-      log(
-        `per call: ${f1(per(c.statements))} statements in ${f1(per(c.transactions))} transactions; ` +
-          Object.entries(c.byKind)
-            .sort((a, b) => b[1] - a[1])
-            .map(([k, n]) => `${k} ${f1(per(n))}`)
-            .join(', '),
-      );
+      printCpu(inst, CALLS);
+      const w = inst.w;
+      const per = (x: number) => x / CALLS;
       printWaits(w.waits);
       if (w.profile) {
         log('');
-        log('service main thread, by stage (CPU profile)                      ms/call    share');
+        log('service main thread, by stage (CPU profile; window 3)             ms/call    share');
         for (const r of w.profile.stages) {
           if (r.share < 0.001) continue;
           log(
@@ -315,10 +354,8 @@ async function memory(fake: Awaited<ReturnType<typeof startFakeTwilio>>) {
   const receiver = await serve((res) => res.writeHead(200).end());
   const service = await startService({ PUBLIC_BASE_URL, TWILIO_API_BASE_URL: fake.url }, ['--expose-gc']);
   try {
-    const org = await service.call<{ port: number; number: string }>('setup', {
-      account,
-      receiverUrl: `${receiver.url}/hooks`,
-    });
+    const org = await service.call<{ port: number; number: string }>('setup', { account });
+    await service.call('subscribe', { receiverUrl: `${receiver.url}/hooks` });
     fake.serviceOrigin = `http://127.0.0.1:${org.port}`;
     const frames = Math.ceil((50 * 1024 * 1024) / 417);
     const chunk = mp3Frames(2400); // ~1 MB of frames, repeated
