@@ -240,7 +240,8 @@ function allocationSites(head: AllocNode): string {
 async function startWindow(sampleRss: boolean, profiling: boolean, sampleBackends: boolean) {
   global.gc?.();
   const already: Record<string, number> = {};
-  for (const [k, sql] of Object.entries(UNTIL)) already[k] = (await raw.query<{ n: number }>(sql, [orgId])).rows[0]!.n;
+  for (const [k, sql] of Object.entries(UNTIL))
+    already[k] = (await raw.query<{ n: number }>(sql, [orgId])).rows[0]!.n;
   const backends = new Map((await backendPids()).map((p) => [p, cpuMsOf(p)]));
   let session: Session | null = null;
   if (profiling) {
