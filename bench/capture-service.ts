@@ -30,6 +30,9 @@ import { JobClock, startWaits, type Waits } from './capture-waits.ts';
 import { type CpuProfile, type ProfileSummary, summariseProfile } from './cpu-profile.ts';
 import { type Command, cpuMsOf, serveCommands, serviceEnv } from './service-process.ts';
 
+// as `callcap serve` does (src/main.ts): the service's garbage collection
+(await import('../src/heap.ts')).tuneHeap();
+
 const PG = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 process.env.TEST_DATABASE_URL = PG;
 

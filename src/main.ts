@@ -22,6 +22,8 @@ export async function serve(argv: string[]): Promise<number | null> {
   }
   // The service's modules load only now: a usage error is answered without them (a second less).
   const { EXIT_CONFIG, StartupError, startRoles } = await import('./server.ts');
+  // a long-running service's garbage collection (src/heap.ts)
+  (await import('./heap.ts')).tuneHeap();
   // Signal handlers go in first: a stop during startup closes once the roles are up. A second
   // signal while closing forces the exit.
   let running: Running | null = null;
