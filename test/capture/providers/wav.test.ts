@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { Mp3Encoder } from '@breezystack/lamejs';
 import { MPEGDecoder } from 'mpg123-decoder';
-import { AreaResampler, renewDecoder, splitStereoMp3 } from '../../../src/capture/providers/wav.ts';
+import { AreaResampler, PcmScratch, renewDecoder, splitStereoMp3 } from '../../../src/capture/providers/wav.ts';
 import { INBOUND_TONES, stereoMp3 } from '../../helpers/stereo-mp3.ts';
 
 let dir: string;
@@ -244,4 +244,31 @@ test('windows kept in memory are the bytes of the files, and a folder made on de
   const files = moved.windows[0]!.files;
   assert.ok(files[0].startsWith(join(dir, 'lazy-1')));
   assert.deepEqual(await Promise.all(files.map((f) => readFile(f))), onDisk.wavs);
+});
+
+test('16-bit PCM: every float32 sample converts as Math.round(clamped × 32767) would', () => {
+  // float32 bit patterns across [-1.5, 1.5] with a prime stride (~2.4 million values, every exponent),
+  // plus the edges: ±0, ±1, beyond ±1, the smallest steps and the halves around them
+  const bits = new Uint32Array(1);
+  const f = new Float32Array(bits.buffer);
+  const values: number[] = [0, -0, 1, -1, 1.5, -1.5, 0.5 / 32767, -0.5 / 32767, 1.5 / 32767, -1.5 / 32767];
+  for (const sign of [0, 0x80000000]) {
+    for (let b = 0; b <= 0x3fc00000; b += 367) {
+      bits[0] = (sign | b) >>> 0;
+      values.push(f[0]!);
+    }
+  }
+  const input = Float32Array.from(values);
+  const scratch = new PcmScratch();
+  const n = scratch.fill(input);
+  assert.equal(n, input.length);
+  const out = scratch.int16();
+  let mismatches = 0;
+  for (let i = 0; i < n; i++) {
+    const x = input[i]!;
+    const want = Math.round((x > 1 ? 1 : x < -1 ? -1 : x) * 32767);
+    if (out[i] !== (want === 0 ? 0 : want)) mismatches++;
+  }
+  assert.equal(mismatches, 0);
+  assert.ok(n > 2_000_000, `${n} values`);
 });
