@@ -295,7 +295,8 @@ export class PcmScratch {
   private ensure(n: number): void {
     if (this.samples.length >= n) return;
     const size = Math.max(n, this.samples.length * 2, 4096);
-    this.bytes = Buffer.alloc(size * 2);
+    // not zeroed: fill writes samples 0..n before anything reads them, and nothing reads past n
+    this.bytes = Buffer.allocUnsafe(size * 2);
     this.samples = new Int16Array(this.bytes.buffer, this.bytes.byteOffset, size);
   }
 
