@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# `npm run bench:capture` in a base commit (default d58afa4, the tree issue 16 measured as "today")
+# and in this checkout, back to back on one machine, ROUNDS times (default 2) alternating base, this;
+# then one table of the scenario both benches measure alike — recording callback -> call.completed
+# enqueued, no webhook subscription — with the load average at each start.
+#
+#   scripts/bench-capture.sh [base-commit]     # quiet machine: uptime first, nothing else running
+#
+# BENCH_CALLS (default 200, both benches' default) is passed to both; the memory part is skipped in
+# this tree (BENCH_MEMORY=0; the base has no switch and runs its own, after its timed part). The base is
+# cloned as scripts/bench-tests.sh does ($BENCH_DIR, default /tmp/callcap-bench-<base>, kept). Each
+# run's output is kept next to the table (.tmp/bench-capture/*.log).
+set -euo pipefail
+base=${1:-d58afa4}
+rounds=${ROUNDS:-2}
+calls=${BENCH_CALLS:-200}
+here=$(cd "$(dirname "$0")/.." && pwd)
+dir=${BENCH_DIR:-/tmp/callcap-bench-$base}
+logs="$here/.tmp/bench-capture"
+mkdir -p "$logs"
+
+if [ ! -d "$dir/node_modules" ]; then
+  rm -rf "$dir"
+  git clone --quiet "$here" "$dir"
+  git -C "$dir" checkout --quiet "$base"
+  (cd "$dir" && npm ci --no-audit --no-fund >"$logs/npm-ci-base.log" 2>&1)
+fi
+
+rows=()
+run() { # <tag> <label> <tree> <round>
+  local label=$2 tree=$3 log="$logs/$1-$4.log" load rate
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
+  (cd "$tree" && BENCH_CALLS=$calls BENCH_MEMORY=0 npm run bench:capture >"$log" 2>&1)
+  # the first "recording callback" row: in both benches, no subscription (in this tree, uninstrumented)
+  rate=$(grep -m1 '^recording callback' "$log" | grep -oE '[0-9]+\.[0-9]+' | head -1 || true)
+  rows+=("| $label | $rate | $load |")
+  echo "${rows[-1]}"
+}
+
+for r in $(seq 1 "$rounds"); do
+  run base "base $(git -C "$dir" rev-parse --short HEAD)" "$dir" "$r"
+  run this "this $(git -C "$here" rev-parse --short HEAD)" "$here" "$r"
+done
+
+echo
+echo "| tree | calls/s ($calls calls, concurrency 10) | load average at start |"
+echo "| --- | ---: | --- |"
+printf '%s\n' "${rows[@]}"
