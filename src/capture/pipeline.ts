@@ -5,7 +5,14 @@ import type { AnalyzerResult, TranscriptSegment } from '../domain/capture-provid
 import type { TalkMetrics } from '../domain/talk-metrics.ts';
 import { AppError } from '../errors.ts';
 import { type IngestCall, lockLiveCall } from './call-record.ts';
-import { completeIfReady, RECORDING_WAIT_MS, type StoredAnalysis } from './completion.ts';
+import {
+  ANALYSIS_COPY_SET,
+  completeIfReady,
+  type DeferredAnalysisRow,
+  deferredAnalysisInsert,
+  RECORDING_WAIT_MS,
+  type StoredAnalysis,
+} from './completion.ts';
 import { enqueueStage } from './jobs/enqueue.ts';
 import type { RunChain } from './jobs/types.ts';
 import { redacted, redactionEnabled, redactStrings, redactText } from './redaction/index.ts';
@@ -152,11 +159,12 @@ export async function storeAnalysis(
     redaction?: boolean;
     /**
      * the caller marks the call processed itself, with the completion's UPDATE (settleCompletion's
-     * `processed`): this writes call_analyses only
+     * `processed`), and that UPDATE inserts the call_analyses row too: this writes nothing and
+     * answers the row in `deferred` (settleCompletion's `processed.analysis`, which must be given it)
      */
     deferProcessed?: boolean;
   },
-): Promise<StoredAnalysis> {
+): Promise<StoredAnalysis & { deferred?: DeferredAnalysisRow }> {
   const a =
     (input.redaction ?? (await redactionEnabled(tx, input.organizationId)))
       ? {
@@ -175,11 +183,8 @@ export async function storeAnalysis(
   const followup = voicemail ? null : a.followup;
   const analysisJson = JSON.stringify(a.analysis);
   const followupJson = followup ? JSON.stringify(followup) : null;
-  await tx.query(
-    `INSERT INTO call_analyses (call_id, organization_id, transcript_original, language, analysis, followup_email,
-       created_at, updated_at, evidence)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)`,
-    [
+  const row: DeferredAnalysisRow = {
+    values: [
       a.callId,
       a.organizationId,
       a.transcriptOriginal,
@@ -189,19 +194,41 @@ export async function storeAnalysis(
       a.now,
       a.evidence && Object.keys(a.evidence).length ? JSON.stringify(a.evidence) : null,
     ],
-    { name: 'capture_store_analysis_v1' },
-  );
-  if (!input.deferProcessed) await markProcessed(tx, a.callId, a.analysis.caller_name ?? null, a.now);
+  };
   // the row as written (JSON values as they read back: no undefined, no Date), for the completion
-  return {
+  const stored: StoredAnalysis = {
     transcript_original: a.transcriptOriginal,
     analysis: JSON.parse(analysisJson) as Record<string, unknown>,
     followup_email: followupJson === null ? null : (JSON.parse(followupJson) as FollowupDraft),
   };
+  if (input.deferProcessed) return { ...stored, deferred: row };
+  // stored and the call marked processed in one statement (one new version of the call row)
+  await markProcessed(tx, a.callId, a.analysis.caller_name ?? null, a.now, row);
+  return stored;
 }
 
-/** The call's analysis is stored: processed, its queued transcript cleared, the caller's name kept if it had none. */
-async function markProcessed(tx: Queryable, callId: string, callerName: string | null, now: Date) {
+/**
+ * The call's analysis is stored: processed, its queued transcript cleared, the caller's name kept if
+ * it had none. With `analysis`, the deferred call_analyses row is inserted by the same statement.
+ */
+async function markProcessed(
+  tx: Queryable,
+  callId: string,
+  callerName: string | null,
+  now: Date,
+  analysis?: DeferredAnalysisRow,
+) {
+  if (analysis) {
+    await tx.query(
+      `WITH ${deferredAnalysisInsert(4)}
+       UPDATE calls SET processing_state = 'processed', pending_transcript = NULL, pending_transcript_language = NULL,
+              pending_transcript_times = NULL, caller_name = COALESCE(caller_name, $2), updated_at = $3, ${ANALYSIS_COPY_SET}
+         FROM a WHERE id = $1`,
+      [callId, callerName, now, ...analysis.values],
+      { name: 'capture_call_processed_analysis_v1' },
+    );
+    return;
+  }
   await tx.query(
     `UPDATE calls SET processing_state = 'processed', pending_transcript = NULL, pending_transcript_language = NULL,
             pending_transcript_times = NULL, caller_name = COALESCE(caller_name, $2), updated_at = $3
@@ -230,7 +257,7 @@ export async function settleCompletion(
      * storeAnalysis ran with deferProcessed: the call is marked processed here — with the
      * completion's UPDATE when it completes now, on its own otherwise (one UPDATE either way)
      */
-    processed?: { callerName: string | null };
+    processed?: { callerName: string | null; analysis?: DeferredAnalysisRow };
   } = {},
 ): Promise<void> {
   const now = deps.clock.now();
@@ -238,7 +265,8 @@ export async function settleCompletion(
   const locked = 'recording_state' in call ? { ...call, processing_state: 'processed' as const } : undefined;
   // when emitted, the enqueue below marks the complete stage succeeded (what markCompletionDone does)
   const emitted = await completeIfReady(tx, deps, call.id, { locked, markJobDone: false, ...known });
-  if (!emitted && known.processed) await markProcessed(tx, call.id, known.processed.callerName, now);
+  if (!emitted && known.processed)
+    await markProcessed(tx, call.id, known.processed.callerName, now, known.processed.analysis);
   await enqueueStage(tx, {
     organizationId: call.organization_id,
     callId: call.id,

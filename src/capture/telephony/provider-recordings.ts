@@ -42,11 +42,7 @@ export async function deleteRecordingAtProvider(
   const claimedUntil = new Date(now.getTime() + DELETE_CLAIM_LEASE_MS);
   // The simulated carrier's copy went when the download stored ours (simulated/download.ts): it is
   // marked deleted here at once — nothing to ask anyone, nothing for the sweep to retry, no claim.
-  const { rows } = await deps.db.query<{
-    telephony_provider: string;
-    provider_account_sid: string | null;
-    recording_sid: string;
-  }>(
+  const { rows } = await deps.db.query<ClaimedDeletion>(
     `UPDATE calls
         SET provider_recording_deleted_at = CASE WHEN telephony_provider = 'simulated' THEN $2::timestamptz END,
             provider_recording_delete_claimed_until = CASE WHEN telephony_provider = 'twilio' THEN $3::timestamptz END
@@ -56,7 +52,25 @@ export async function deleteRecordingAtProvider(
     RETURNING telephony_provider, provider_account_sid, recording_sid`,
     [callId, now, claimedUntil],
   );
-  const call = rows[0];
+  return deleteClaimed(deps, callId, rows[0], claimedUntil);
+}
+
+interface ClaimedDeletion {
+  telephony_provider: string;
+  provider_account_sid: string | null;
+  recording_sid: string;
+}
+
+/**
+ * The claimant's part of deleteRecordingAtProvider (the call claimed, or none): the provider's
+ * DELETE, outside any transaction, then its answer written (or the claim cleared on an error).
+ */
+async function deleteClaimed(
+  deps: Deps,
+  callId: string,
+  call: ClaimedDeletion | undefined,
+  claimedUntil: Date,
+): Promise<'deleted' | 'not_found' | 'none'> {
   if (call?.telephony_provider !== 'twilio' || !call.provider_account_sid) return 'none';
   let outcome: 'deleted' | 'not_found';
   try {
@@ -93,16 +107,37 @@ export async function deleteRecordingAtProvider(
  * logged, never thrown. A call that is not a carrier's call is left alone.
  */
 export async function deleteCarrierCopy(deps: Deps, callId: string): Promise<void> {
-  const { rows } = await deps.db.query<{ id: string }>(
-    `UPDATE calls SET provider_recording_delete_due = true
-      WHERE id = $1 AND telephony_provider IS NOT NULL AND recording_sid IS NOT NULL
-        AND provider_recording_deleted_at IS NULL
-    RETURNING id`,
-    [callId],
+  if (!isUuid(callId)) return;
+  const now = deps.clock.now();
+  const claimedUntil = new Date(now.getTime() + DELETE_CLAIM_LEASE_MS);
+  // One statement, one commit: marked due and, when deleteRecordingAtProvider's claim would take it
+  // (same conditions, on the row as locked: a concurrent claimant's commit is seen), claimed in the
+  // same UPDATE — what the two statements did one after the other. A crash after it leaves the call
+  // due with a claim that runs out: the sweep retries it then, as after the claim alone before.
+  const { rows } = await deps.db.query<ClaimedDeletion & { claimed: boolean }>(
+    `WITH c AS MATERIALIZED (
+       SELECT id,
+              (telephony_provider = 'simulated' OR (telephony_provider = 'twilio' AND provider_account_sid IS NOT NULL))
+              AND (provider_recording_delete_claimed_until IS NULL OR provider_recording_delete_claimed_until <= $2)
+                AS claimed
+         FROM calls
+        WHERE id = $1 AND telephony_provider IS NOT NULL AND recording_sid IS NOT NULL
+          AND provider_recording_deleted_at IS NULL
+          FOR UPDATE)
+     UPDATE calls
+        SET provider_recording_delete_due = true,
+            provider_recording_deleted_at = CASE WHEN c.claimed AND telephony_provider = 'simulated' THEN $2::timestamptz END,
+            provider_recording_delete_claimed_until = CASE WHEN NOT c.claimed THEN provider_recording_delete_claimed_until
+                                                           WHEN telephony_provider = 'twilio' THEN $3::timestamptz END
+       FROM c WHERE calls.id = c.id
+    RETURNING telephony_provider, provider_account_sid, recording_sid, c.claimed`,
+    [callId, now, claimedUntil],
+    { name: 'carrier_copy_delete_due_claim_v1' },
   );
-  if (!rows[0]) return;
+  const row = rows[0];
+  if (!row) return;
   try {
-    await deleteRecordingAtProvider(deps, callId);
+    await deleteClaimed(deps, callId, row.claimed ? row : undefined, claimedUntil);
   } catch (err) {
     deps.log.error(
       { call_id: callId, err: (err as Error).message },
