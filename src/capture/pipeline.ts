@@ -16,6 +16,7 @@ import {
 import { enqueueStage } from './jobs/enqueue.ts';
 import type { RunChain } from './jobs/types.ts';
 import { redacted, redactionEnabled, redactStrings, redactText } from './redaction/index.ts';
+import { type ProviderDeletion, providerDeletionSet } from './telephony/provider-recordings.ts';
 import type { Tracker } from './trackers.ts';
 import { transcriptTimes } from './transcript-times.ts';
 
@@ -49,6 +50,11 @@ export interface TranscriptInput {
   chain?: RunChain;
   /** the organization's redaction setting when the caller read it in this transaction already */
   redaction?: boolean;
+  /**
+   * the carrier's answer to the DELETE of its copy, which the transcribe stage left to this
+   * transaction (deleteCarrierCopy's deferWrite): written by the transcript's UPDATE of the call
+   */
+  providerDeletion?: ProviderDeletion | null;
 }
 
 /**
@@ -105,7 +111,7 @@ export async function queueTranscript(
   await tx.query(
     `UPDATE calls SET pending_transcript = $2, pending_transcript_language = $3, processing_state = 'queued',
             audio_redaction = $5, updated_at = $4, transcript_times = $6::jsonb, talk_metrics = $7::jsonb,
-            pending_transcript_times = $8
+            pending_transcript_times = $8, ${providerDeletionSet('$9', '$10')}
       WHERE id = $1`,
     [
       call.id,
@@ -116,8 +122,10 @@ export async function queueTranscript(
       input.lineTimes ? JSON.stringify(input.lineTimes) : null,
       input.talkMetrics ? JSON.stringify(input.talkMetrics) : null,
       times ? JSON.stringify(times) : null,
+      input.providerDeletion?.recordingSid ?? null,
+      input.providerDeletion?.at ?? null,
     ],
-    { name: 'capture_queue_transcript_v4' },
+    { name: 'capture_queue_transcript_v5' },
   );
   await enqueueStage(tx, {
     organizationId: call.organization_id,

@@ -1,3 +1,4 @@
+import type { Queryable } from '../../db/types.ts';
 import type { Deps } from '../../deps.ts';
 import { isUuid } from '../../ids.ts';
 import { findAccountBySid } from './accounts.ts';
@@ -52,7 +53,40 @@ export async function deleteRecordingAtProvider(
     RETURNING telephony_provider, provider_account_sid, recording_sid`,
     [callId, now, claimedUntil],
   );
-  return deleteClaimed(deps, callId, rows[0], claimedUntil);
+  return (await deleteClaimed(deps, callId, rows[0], claimedUntil)).outcome;
+}
+
+/**
+ * The provider's answer to a claimant's DELETE, not written yet (deleteCarrierCopy's deferWrite):
+ * the caller writes it in its own transaction (writeProviderDeletion, or the same SET in an UPDATE
+ * of the call it runs anyway: PROVIDER_DELETION_SET).
+ */
+export interface ProviderDeletion {
+  recordingSid: string;
+  at: Date;
+}
+
+/**
+ * SET items writing a ProviderDeletion given as $sid, $at: provider_recording_deleted_at and the
+ * claim cleared, only while the call still names that recording (what the claimant's own UPDATE
+ * does); a NULL $sid changes nothing.
+ */
+export function providerDeletionSet(sid: string, at: string): string {
+  return `provider_recording_deleted_at = CASE WHEN recording_sid = ${sid}::text THEN ${at}::timestamptz ELSE provider_recording_deleted_at END,
+            provider_recording_delete_claimed_until = CASE WHEN recording_sid = ${sid}::text THEN NULL ELSE provider_recording_delete_claimed_until END`;
+}
+
+/** Writes a ProviderDeletion on its own (a caller with no UPDATE of the call to carry it). */
+export async function writeProviderDeletion(
+  q: Queryable,
+  callId: string,
+  d: ProviderDeletion,
+): Promise<void> {
+  await q.query(
+    `UPDATE calls SET provider_recording_deleted_at = $3, provider_recording_delete_claimed_until = NULL
+      WHERE id = $1 AND recording_sid = $2`,
+    [callId, d.recordingSid, d.at],
+  );
 }
 
 interface ClaimedDeletion {
@@ -70,8 +104,9 @@ async function deleteClaimed(
   callId: string,
   call: ClaimedDeletion | undefined,
   claimedUntil: Date,
-): Promise<'deleted' | 'not_found' | 'none'> {
-  if (call?.telephony_provider !== 'twilio' || !call.provider_account_sid) return 'none';
+  deferWrite = false,
+): Promise<{ outcome: 'deleted' | 'not_found' | 'none'; deferred?: ProviderDeletion }> {
+  if (call?.telephony_provider !== 'twilio' || !call.provider_account_sid) return { outcome: 'none' };
   let outcome: 'deleted' | 'not_found';
   try {
     const account = await findAccountBySid(deps, call.provider_account_sid);
@@ -90,12 +125,10 @@ async function deleteClaimed(
   }
   // Only while the call still names this recording (a refused recording's callback may have named
   // another since, clearing the claim: that one is still to delete).
-  await deps.db.query(
-    `UPDATE calls SET provider_recording_deleted_at = $3, provider_recording_delete_claimed_until = NULL
-      WHERE id = $1 AND recording_sid = $2`,
-    [callId, call.recording_sid, deps.clock.now()],
-  );
-  return outcome;
+  const answer: ProviderDeletion = { recordingSid: call.recording_sid, at: deps.clock.now() };
+  if (deferWrite) return { outcome, deferred: answer };
+  await writeProviderDeletion(deps.db, callId, answer);
+  return { outcome };
 }
 
 /**
@@ -106,8 +139,20 @@ async function deleteClaimed(
  * retries a DELETE that fails now (Twilio unreachable) until Twilio confirms; a provider error is
  * logged, never thrown. A call that is not a carrier's call is left alone.
  */
-export async function deleteCarrierCopy(deps: Deps, callId: string): Promise<void> {
-  if (!isUuid(callId)) return;
+export async function deleteCarrierCopy(
+  deps: Deps,
+  callId: string,
+  opts: {
+    /**
+     * The caller's transaction follows at once (the transcribe stage's write): the provider's answer
+     * is returned, not written, and that transaction writes it (providerDeletionSet) — one commit
+     * fewer. Should that transaction never commit (a crash, the call erased meanwhile), the claim
+     * runs out and the sweep asks the provider again: a 404, recorded as deleted.
+     */
+    deferWrite?: boolean;
+  } = {},
+): Promise<ProviderDeletion | null> {
+  if (!isUuid(callId)) return null;
   const now = deps.clock.now();
   const claimedUntil = new Date(now.getTime() + DELETE_CLAIM_LEASE_MS);
   // One statement, one commit: marked due and, when deleteRecordingAtProvider's claim would take it
@@ -135,14 +180,16 @@ export async function deleteCarrierCopy(deps: Deps, callId: string): Promise<voi
     { name: 'carrier_copy_delete_due_claim_v1' },
   );
   const row = rows[0];
-  if (!row) return;
+  if (!row) return null;
   try {
-    await deleteClaimed(deps, callId, row.claimed ? row : undefined, claimedUntil);
+    const r = await deleteClaimed(deps, callId, row.claimed ? row : undefined, claimedUntil, opts.deferWrite);
+    return r.deferred ?? null;
   } catch (err) {
     deps.log.error(
       { call_id: callId, err: (err as Error).message },
       "could not delete the carrier's copy of a stored recording; the retention sweep retries",
     );
+    return null;
   }
 }
 
