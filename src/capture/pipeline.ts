@@ -108,31 +108,36 @@ export async function queueTranscript(
   const text = r.text;
   const audio = text === input.text ? null : input.audioSilenced ? 'silenced' : 'no_word_times';
   const times = input.segments ? transcriptTimes(input.text, input.segments, r.spans) : null;
-  await tx.query(
-    `UPDATE calls SET pending_transcript = $2, pending_transcript_language = $3, processing_state = 'queued',
-            audio_redaction = $5, updated_at = $4, transcript_times = $6::jsonb, talk_metrics = $7::jsonb,
-            pending_transcript_times = $8, ${providerDeletionSet('$9', '$10')}
-      WHERE id = $1`,
-    [
-      call.id,
-      text,
-      input.language ?? null,
-      now,
-      audio,
-      input.lineTimes ? JSON.stringify(input.lineTimes) : null,
-      input.talkMetrics ? JSON.stringify(input.talkMetrics) : null,
-      times ? JSON.stringify(times) : null,
-      input.providerDeletion?.recordingSid ?? null,
-      input.providerDeletion?.at ?? null,
-    ],
-    { name: 'capture_queue_transcript_v5' },
-  );
+  // the transcript's UPDATE of the call rides in the analyse stage's enqueue (one statement)
+  const $ = (first: number) => (i: number) => `$${first + i - 1}`;
   await enqueueStage(tx, {
     organizationId: call.organization_id,
     callId: call.id,
     stage: 'analyse',
     now,
     chain: input.chain,
+    also: {
+      name: 'queue_transcript_v5',
+      sql: (first) => {
+        const p = $(first);
+        return `UPDATE calls SET pending_transcript = ${p(2)}, pending_transcript_language = ${p(3)}, processing_state = 'queued',
+            audio_redaction = ${p(5)}, updated_at = ${p(4)}::timestamptz, transcript_times = ${p(6)}::jsonb,
+            talk_metrics = ${p(7)}::jsonb, pending_transcript_times = ${p(8)}::jsonb, ${providerDeletionSet(p(9), p(10))}
+      WHERE id = ${p(1)}::uuid`;
+      },
+      params: [
+        call.id,
+        text,
+        input.language ?? null,
+        now,
+        audio,
+        input.lineTimes ? JSON.stringify(input.lineTimes) : null,
+        input.talkMetrics ? JSON.stringify(input.talkMetrics) : null,
+        times ? JSON.stringify(times) : null,
+        input.providerDeletion?.recordingSid ?? null,
+        input.providerDeletion?.at ?? null,
+      ],
+    },
   });
 }
 
