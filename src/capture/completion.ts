@@ -12,7 +12,7 @@ import {
 } from '../webhooks/outbox/event-data/call-processing.ts';
 import { emitEvents } from '../webhooks/outbox/outbox.ts';
 import { findIngestCall, type IngestCall } from './call-record.ts';
-import { markCompletionDone } from './jobs/enqueue.ts';
+import { type AlsoWrite, markCompletionDone } from './jobs/enqueue.ts';
 import { matchTrackers, type Tracker } from './trackers.ts';
 
 /**
@@ -100,6 +100,12 @@ export async function completeIfReady(
      * With `analysis`, that UPDATE inserts the deferred call_analyses row too (deferredAnalysisInsert).
      */
     processed?: { callerName: string | null; analysis?: DeferredAnalysisRow };
+    /**
+     * the caller runs the completion mark's UPDATE itself, in the statement it runs next (the
+     * complete stage's enqueue: settleCompletion): when the events are emitted it is left here,
+     * not run — the caller must run it in this transaction
+     */
+    deferMark?: { write?: AlsoWrite };
   } = {},
 ): Promise<boolean> {
   const call =
@@ -176,7 +182,28 @@ export async function completeIfReady(
   );
 
   // The matches stay on the call for its page (capture/call-page.ts), written with the completion mark.
-  if (opts.processed?.analysis) {
+  if (opts.deferMark && opts.processed) {
+    const { callerName, analysis } = opts.processed;
+    opts.deferMark.write = {
+      name: analysis ? 'completion_processed_analysis_v1' : 'completion_processed_v1',
+      params: [call.id, now, JSON.stringify(matches), callerName, ...(analysis?.values ?? [])],
+      sql: (f) =>
+        `${analysis ? `${deferredAnalysisInsert(f + 4)}, ` : ''}call_row AS (
+           UPDATE calls SET completion_emitted_at = $${f + 1}::timestamptz, tracker_matches = $${f + 2}::jsonb,
+                  processing_state = 'processed', pending_transcript = NULL, pending_transcript_language = NULL,
+                  pending_transcript_times = NULL, caller_name = COALESCE(caller_name, $${f + 3}::text),
+                  updated_at = $${f + 1}::timestamptz${analysis ? `, ${ANALYSIS_COPY_SET}` : ''}
+             ${analysis ? 'FROM a ' : ''}WHERE id = $${f}::uuid)`,
+    };
+  } else if (opts.deferMark) {
+    opts.deferMark.write = {
+      name: 'completion_emitted_v1',
+      params: [call.id, now, JSON.stringify(matches)],
+      sql: (f) => `call_row AS (
+           UPDATE calls SET completion_emitted_at = $${f + 1}::timestamptz, tracker_matches = $${f + 2}::jsonb
+            WHERE id = $${f}::uuid)`,
+    };
+  } else if (opts.processed?.analysis) {
     await tx.query(
       `WITH ${deferredAnalysisInsert(5)}
        UPDATE calls SET completion_emitted_at = $2, tracker_matches = $3, processing_state = 'processed',

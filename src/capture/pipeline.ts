@@ -13,7 +13,7 @@ import {
   RECORDING_WAIT_MS,
   type StoredAnalysis,
 } from './completion.ts';
-import { enqueueStage } from './jobs/enqueue.ts';
+import { type AlsoWrite, enqueueStage } from './jobs/enqueue.ts';
 import type { RunChain } from './jobs/types.ts';
 import { redacted, redactionEnabled, redactStrings, redactText } from './redaction/index.ts';
 import { type ProviderDeletion, providerDeletionSet } from './telephony/provider-recordings.ts';
@@ -120,10 +120,10 @@ export async function queueTranscript(
       name: 'queue_transcript_v5',
       sql: (first) => {
         const p = $(first);
-        return `UPDATE calls SET pending_transcript = ${p(2)}, pending_transcript_language = ${p(3)}, processing_state = 'queued',
+        return `call_row AS (UPDATE calls SET pending_transcript = ${p(2)}, pending_transcript_language = ${p(3)}, processing_state = 'queued',
             audio_redaction = ${p(5)}, updated_at = ${p(4)}::timestamptz, transcript_times = ${p(6)}::jsonb,
             talk_metrics = ${p(7)}::jsonb, pending_transcript_times = ${p(8)}::jsonb, ${providerDeletionSet(p(9), p(10))}
-      WHERE id = ${p(1)}::uuid`;
+      WHERE id = ${p(1)}::uuid)`;
       },
       params: [
         call.id,
@@ -220,6 +220,25 @@ export async function storeAnalysis(
   return stored;
 }
 
+/** markProcessed as a write riding in another statement (enqueueStage's also). */
+function processedWrite(
+  now: Date,
+  callId: string,
+  callerName: string | null,
+  analysis?: DeferredAnalysisRow,
+): AlsoWrite {
+  return {
+    name: analysis ? 'processed_analysis_v1' : 'processed_v1',
+    params: [callId, callerName, now, ...(analysis?.values ?? [])],
+    sql: (f) =>
+      `${analysis ? `${deferredAnalysisInsert(f + 3)}, ` : ''}call_row AS (
+         UPDATE calls SET processing_state = 'processed', pending_transcript = NULL, pending_transcript_language = NULL,
+                pending_transcript_times = NULL, caller_name = COALESCE(caller_name, $${f + 1}::text),
+                updated_at = $${f + 2}::timestamptz${analysis ? `, ${ANALYSIS_COPY_SET}` : ''}
+           ${analysis ? 'FROM a ' : ''}WHERE id = $${f}::uuid)`,
+  };
+}
+
 /**
  * The call's analysis is stored: processed, its queued transcript cleared, the caller's name kept if
  * it had none. With `analysis`, the deferred call_analyses row is inserted by the same statement.
@@ -276,15 +295,24 @@ export async function settleCompletion(
   const now = deps.clock.now();
   // A whole row is the one the caller locked before storeAnalysis, which made it processed.
   const locked = 'recording_state' in call ? { ...call, processing_state: 'processed' as const } : undefined;
-  // when emitted, the enqueue below marks the complete stage succeeded (what markCompletionDone does)
-  const emitted = await completeIfReady(tx, deps, call.id, { locked, markJobDone: false, ...known });
-  if (!emitted && known.processed)
-    await markProcessed(tx, call.id, known.processed.callerName, now, known.processed.analysis);
+  // when emitted, the enqueue below marks the complete stage succeeded (what markCompletionDone does);
+  // the completion mark's UPDATE of the call (or, not emitted, the processed mark's) rides in it
+  const deferMark: { write?: AlsoWrite } = {};
+  const emitted = await completeIfReady(tx, deps, call.id, {
+    locked,
+    markJobDone: false,
+    deferMark,
+    ...known,
+  });
+  const also = emitted
+    ? deferMark.write
+    : known.processed && processedWrite(now, call.id, known.processed.callerName, known.processed.analysis);
   await enqueueStage(tx, {
     organizationId: call.organization_id,
     callId: call.id,
     stage: 'complete',
     now,
+    also: also || undefined,
     ...(emitted
       ? { state: 'succeeded' }
       : { state: 'waiting', at: new Date(now.getTime() + RECORDING_WAIT_MS) }),

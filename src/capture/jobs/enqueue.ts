@@ -6,10 +6,11 @@ import type { ClaimedJob, RunChain, Stage } from './types.ts';
 export const JOBS_CHANNEL = 'processing_jobs';
 
 /**
- * A write of the caller's own that rides in the enqueue's statement, as a data-modifying CTE (one
- * round trip, not two; it runs whether or not the job row is written): `sql(first)` is the
- * statement with its parameters numbered from $first, `params` theirs; `name` tells the combined
- * statement apart (prepared by name). Only a write whose outcome the caller does not read.
+ * A write of the caller's own that rides in the enqueue's statement, as data-modifying CTEs (one
+ * round trip, not two; they run whether or not the job row is written): `sql(first)` is the list of
+ * CTEs (`a AS (…), b AS (…)`, names other than `job`) with their parameters numbered from $first,
+ * `params` theirs; `name` tells the combined statement apart (prepared by name). Only a write
+ * whose outcome the caller does not read.
  */
 export interface AlsoWrite {
   name: string;
@@ -64,7 +65,7 @@ export async function enqueueStage(
   // the runners' poll, and waking them for it only cost every runner a claim that found nothing.
   const notify = p.wake !== false && state !== 'succeeded' && at.getTime() <= p.now.getTime();
   await tx.query(
-    `WITH ${p.also ? `also AS (${p.also.sql(10)}), ` : ''}job AS (
+    `WITH ${p.also ? `${p.also.sql(10)}, ` : ''}job AS (
        INSERT INTO processing_jobs (id, organization_id, call_id, stage, state, next_attempt_at, input, created_at,
          updated_at, finished_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, CASE WHEN $5 = 'succeeded' THEN $8::timestamptz END)
@@ -110,7 +111,7 @@ async function enqueueLeased(
   },
 ): Promise<ClaimedJob | null> {
   const { rows } = await tx.query<{ id: string; attempts: number; input: Record<string, unknown> | null }>(
-    `${p.also ? `WITH also AS (${p.also.sql(9)}) ` : ''}INSERT INTO processing_jobs (id, organization_id, call_id, stage, state, next_attempt_at, input, created_at,
+    `${p.also ? `WITH ${p.also.sql(9)} ` : ''}INSERT INTO processing_jobs (id, organization_id, call_id, stage, state, next_attempt_at, input, created_at,
        updated_at, attempts, lease_owner, lease_expires_at)
      VALUES ($1, $2, $3, $4, 'pending', $7, $5, $6, $6, 1, $8, $7)
      ON CONFLICT (call_id, stage) DO UPDATE

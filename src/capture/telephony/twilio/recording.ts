@@ -117,9 +117,9 @@ export async function recordingStatusCallback(
           name: 'recording_callback_v1',
           sql: (
             f,
-          ) => `UPDATE calls SET recording_sid = $${f + 1}::text, provider_recording_url = $${f + 2}::text,
+          ) => `call_row AS (UPDATE calls SET recording_sid = $${f + 1}::text, provider_recording_url = $${f + 2}::text,
                 recording_channels = COALESCE($${f + 3}::smallint, recording_channels), updated_at = $${f + 4}::timestamptz
-          WHERE id = $${f}::uuid`,
+          WHERE id = $${f}::uuid)`,
           params: [
             call.id,
             recordingSid,
