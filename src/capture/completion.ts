@@ -12,7 +12,7 @@ import {
 } from '../webhooks/outbox/event-data/call-processing.ts';
 import { emitEvents } from '../webhooks/outbox/outbox.ts';
 import { findIngestCall, type IngestCall } from './call-record.ts';
-import { markCompletionDone } from './jobs/enqueue.ts';
+import { type AlsoWrite, markCompletionDone } from './jobs/enqueue.ts';
 import { matchTrackers, type Tracker } from './trackers.ts';
 
 /**
@@ -43,6 +43,34 @@ export interface StoredAnalysis {
 }
 
 /**
+ * The call_analyses row storeAnalysis left to the caller's UPDATE of the call (deferProcessed): its
+ * 8 values in INSERT order (call_id, organization_id, transcript_original, language, analysis,
+ * followup_email, created_at = updated_at, evidence).
+ */
+export interface DeferredAnalysisRow {
+  values: unknown[];
+}
+
+/**
+ * The deferred analysis row written by the UPDATE of the call that follows it (`WITH a AS (<this>)
+ * UPDATE calls … FROM a`), its parameters from $first on: the UPDATE copies the analysis' lead score
+ * and search vector onto the call itself (what the call_analyses_to_call trigger does, migration
+ * 0030), so the trigger, firing after the statement, finds them equal and writes nothing — one new
+ * version of the call row instead of two (the calls row has a GIN index and five others).
+ */
+export function deferredAnalysisInsert(first: number): string {
+  const p = (i: number) => `$${first + i}`;
+  return `a AS (
+      INSERT INTO call_analyses (call_id, organization_id, transcript_original, language, analysis, followup_email,
+        created_at, updated_at, evidence)
+      VALUES (${p(0)}::uuid, ${p(1)}::uuid, ${p(2)}, ${p(3)}, ${p(4)}::jsonb, ${p(5)}::jsonb, ${p(6)}::timestamptz, ${p(6)}::timestamptz, ${p(7)}::jsonb)
+      RETURNING analysis, search_vector)`;
+}
+
+/** The SET items of that UPDATE that copy the analysis onto the call (the trigger's columns). */
+export const ANALYSIS_COPY_SET = 'lead_score = call_lead_score(a.analysis), search_vector = a.search_vector';
+
+/**
  * Emits the processing run's events when the call is ready for them (force: do not wait for a pending
  * recording any more). Returns true when it emitted them now. Safe to call any number of times.
  */
@@ -68,9 +96,16 @@ export async function completeIfReady(
     trackers?: Tracker[];
     /**
      * the call is marked processed by the completion mark's UPDATE (the analyse stage's
-     * storeAnalysis deferred it; `locked` says processed already): one UPDATE of the row, not two
+     * storeAnalysis deferred it; `locked` says processed already): one UPDATE of the row, not two.
+     * With `analysis`, that UPDATE inserts the deferred call_analyses row too (deferredAnalysisInsert).
      */
-    processed?: { callerName: string | null };
+    processed?: { callerName: string | null; analysis?: DeferredAnalysisRow };
+    /**
+     * the caller runs the completion mark's UPDATE itself, in the statement it runs next (the
+     * complete stage's enqueue: settleCompletion): when the events are emitted it is left here,
+     * not run — the caller must run it in this transaction
+     */
+    deferMark?: { write?: AlsoWrite };
   } = {},
 ): Promise<boolean> {
   const call =
@@ -147,7 +182,38 @@ export async function completeIfReady(
   );
 
   // The matches stay on the call for its page (capture/call-page.ts), written with the completion mark.
-  if (opts.processed) {
+  if (opts.deferMark && opts.processed) {
+    const { callerName, analysis } = opts.processed;
+    opts.deferMark.write = {
+      name: analysis ? 'completion_processed_analysis_v1' : 'completion_processed_v1',
+      params: [call.id, now, JSON.stringify(matches), callerName, ...(analysis?.values ?? [])],
+      sql: (f) =>
+        `${analysis ? `${deferredAnalysisInsert(f + 4)}, ` : ''}call_row AS (
+           UPDATE calls SET completion_emitted_at = $${f + 1}::timestamptz, tracker_matches = $${f + 2}::jsonb,
+                  processing_state = 'processed', pending_transcript = NULL, pending_transcript_language = NULL,
+                  pending_transcript_times = NULL, caller_name = COALESCE(caller_name, $${f + 3}::text),
+                  updated_at = $${f + 1}::timestamptz${analysis ? `, ${ANALYSIS_COPY_SET}` : ''}
+             ${analysis ? 'FROM a ' : ''}WHERE id = $${f}::uuid)`,
+    };
+  } else if (opts.deferMark) {
+    opts.deferMark.write = {
+      name: 'completion_emitted_v1',
+      params: [call.id, now, JSON.stringify(matches)],
+      sql: (f) => `call_row AS (
+           UPDATE calls SET completion_emitted_at = $${f + 1}::timestamptz, tracker_matches = $${f + 2}::jsonb
+            WHERE id = $${f}::uuid)`,
+    };
+  } else if (opts.processed?.analysis) {
+    await tx.query(
+      `WITH ${deferredAnalysisInsert(5)}
+       UPDATE calls SET completion_emitted_at = $2, tracker_matches = $3, processing_state = 'processed',
+              pending_transcript = NULL, pending_transcript_language = NULL, pending_transcript_times = NULL,
+              caller_name = COALESCE(caller_name, $4), updated_at = $2, ${ANALYSIS_COPY_SET}
+         FROM a WHERE id = $1`,
+      [call.id, now, JSON.stringify(matches), opts.processed.callerName, ...opts.processed.analysis.values],
+      { name: 'capture_completion_emitted_processed_analysis_v1' },
+    );
+  } else if (opts.processed) {
     await tx.query(
       `UPDATE calls SET completion_emitted_at = $2, tracker_matches = $3, processing_state = 'processed',
               pending_transcript = NULL, pending_transcript_language = NULL, pending_transcript_times = NULL,

@@ -5,10 +5,18 @@ import type { AnalyzerResult, TranscriptSegment } from '../domain/capture-provid
 import type { TalkMetrics } from '../domain/talk-metrics.ts';
 import { AppError } from '../errors.ts';
 import { type IngestCall, lockLiveCall } from './call-record.ts';
-import { completeIfReady, RECORDING_WAIT_MS, type StoredAnalysis } from './completion.ts';
-import { enqueueStage } from './jobs/enqueue.ts';
+import {
+  ANALYSIS_COPY_SET,
+  completeIfReady,
+  type DeferredAnalysisRow,
+  deferredAnalysisInsert,
+  RECORDING_WAIT_MS,
+  type StoredAnalysis,
+} from './completion.ts';
+import { type AlsoWrite, enqueueStage } from './jobs/enqueue.ts';
 import type { RunChain } from './jobs/types.ts';
 import { redacted, redactionEnabled, redactStrings, redactText } from './redaction/index.ts';
+import { type ProviderDeletion, providerDeletionSet } from './telephony/provider-recordings.ts';
 import type { Tracker } from './trackers.ts';
 import { transcriptTimes } from './transcript-times.ts';
 
@@ -42,6 +50,11 @@ export interface TranscriptInput {
   chain?: RunChain;
   /** the organization's redaction setting when the caller read it in this transaction already */
   redaction?: boolean;
+  /**
+   * the carrier's answer to the DELETE of its copy, which the transcribe stage left to this
+   * transaction (deleteCarrierCopy's deferWrite): written by the transcript's UPDATE of the call
+   */
+  providerDeletion?: ProviderDeletion | null;
 }
 
 /**
@@ -95,29 +108,36 @@ export async function queueTranscript(
   const text = r.text;
   const audio = text === input.text ? null : input.audioSilenced ? 'silenced' : 'no_word_times';
   const times = input.segments ? transcriptTimes(input.text, input.segments, r.spans) : null;
-  await tx.query(
-    `UPDATE calls SET pending_transcript = $2, pending_transcript_language = $3, processing_state = 'queued',
-            audio_redaction = $5, updated_at = $4, transcript_times = $6::jsonb, talk_metrics = $7::jsonb,
-            pending_transcript_times = $8
-      WHERE id = $1`,
-    [
-      call.id,
-      text,
-      input.language ?? null,
-      now,
-      audio,
-      input.lineTimes ? JSON.stringify(input.lineTimes) : null,
-      input.talkMetrics ? JSON.stringify(input.talkMetrics) : null,
-      times ? JSON.stringify(times) : null,
-    ],
-    { name: 'capture_queue_transcript_v4' },
-  );
+  // the transcript's UPDATE of the call rides in the analyse stage's enqueue (one statement)
+  const $ = (first: number) => (i: number) => `$${first + i - 1}`;
   await enqueueStage(tx, {
     organizationId: call.organization_id,
     callId: call.id,
     stage: 'analyse',
     now,
     chain: input.chain,
+    also: {
+      name: 'queue_transcript_v5',
+      sql: (first) => {
+        const p = $(first);
+        return `call_row AS (UPDATE calls SET pending_transcript = ${p(2)}, pending_transcript_language = ${p(3)}, processing_state = 'queued',
+            audio_redaction = ${p(5)}, updated_at = ${p(4)}::timestamptz, transcript_times = ${p(6)}::jsonb,
+            talk_metrics = ${p(7)}::jsonb, pending_transcript_times = ${p(8)}::jsonb, ${providerDeletionSet(p(9), p(10))}
+      WHERE id = ${p(1)}::uuid)`;
+      },
+      params: [
+        call.id,
+        text,
+        input.language ?? null,
+        now,
+        audio,
+        input.lineTimes ? JSON.stringify(input.lineTimes) : null,
+        input.talkMetrics ? JSON.stringify(input.talkMetrics) : null,
+        times ? JSON.stringify(times) : null,
+        input.providerDeletion?.recordingSid ?? null,
+        input.providerDeletion?.at ?? null,
+      ],
+    },
   });
 }
 
@@ -152,11 +172,12 @@ export async function storeAnalysis(
     redaction?: boolean;
     /**
      * the caller marks the call processed itself, with the completion's UPDATE (settleCompletion's
-     * `processed`): this writes call_analyses only
+     * `processed`), and that UPDATE inserts the call_analyses row too: this writes nothing and
+     * answers the row in `deferred` (settleCompletion's `processed.analysis`, which must be given it)
      */
     deferProcessed?: boolean;
   },
-): Promise<StoredAnalysis> {
+): Promise<StoredAnalysis & { deferred?: DeferredAnalysisRow }> {
   const a =
     (input.redaction ?? (await redactionEnabled(tx, input.organizationId)))
       ? {
@@ -175,11 +196,8 @@ export async function storeAnalysis(
   const followup = voicemail ? null : a.followup;
   const analysisJson = JSON.stringify(a.analysis);
   const followupJson = followup ? JSON.stringify(followup) : null;
-  await tx.query(
-    `INSERT INTO call_analyses (call_id, organization_id, transcript_original, language, analysis, followup_email,
-       created_at, updated_at, evidence)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)`,
-    [
+  const row: DeferredAnalysisRow = {
+    values: [
       a.callId,
       a.organizationId,
       a.transcriptOriginal,
@@ -189,19 +207,60 @@ export async function storeAnalysis(
       a.now,
       a.evidence && Object.keys(a.evidence).length ? JSON.stringify(a.evidence) : null,
     ],
-    { name: 'capture_store_analysis_v1' },
-  );
-  if (!input.deferProcessed) await markProcessed(tx, a.callId, a.analysis.caller_name ?? null, a.now);
+  };
   // the row as written (JSON values as they read back: no undefined, no Date), for the completion
-  return {
+  const stored: StoredAnalysis = {
     transcript_original: a.transcriptOriginal,
     analysis: JSON.parse(analysisJson) as Record<string, unknown>,
     followup_email: followupJson === null ? null : (JSON.parse(followupJson) as FollowupDraft),
   };
+  if (input.deferProcessed) return { ...stored, deferred: row };
+  // stored and the call marked processed in one statement (one new version of the call row)
+  await markProcessed(tx, a.callId, a.analysis.caller_name ?? null, a.now, row);
+  return stored;
 }
 
-/** The call's analysis is stored: processed, its queued transcript cleared, the caller's name kept if it had none. */
-async function markProcessed(tx: Queryable, callId: string, callerName: string | null, now: Date) {
+/** markProcessed as a write riding in another statement (enqueueStage's also). */
+function processedWrite(
+  now: Date,
+  callId: string,
+  callerName: string | null,
+  analysis?: DeferredAnalysisRow,
+): AlsoWrite {
+  return {
+    name: analysis ? 'processed_analysis_v1' : 'processed_v1',
+    params: [callId, callerName, now, ...(analysis?.values ?? [])],
+    sql: (f) =>
+      `${analysis ? `${deferredAnalysisInsert(f + 3)}, ` : ''}call_row AS (
+         UPDATE calls SET processing_state = 'processed', pending_transcript = NULL, pending_transcript_language = NULL,
+                pending_transcript_times = NULL, caller_name = COALESCE(caller_name, $${f + 1}::text),
+                updated_at = $${f + 2}::timestamptz${analysis ? `, ${ANALYSIS_COPY_SET}` : ''}
+           ${analysis ? 'FROM a ' : ''}WHERE id = $${f}::uuid)`,
+  };
+}
+
+/**
+ * The call's analysis is stored: processed, its queued transcript cleared, the caller's name kept if
+ * it had none. With `analysis`, the deferred call_analyses row is inserted by the same statement.
+ */
+async function markProcessed(
+  tx: Queryable,
+  callId: string,
+  callerName: string | null,
+  now: Date,
+  analysis?: DeferredAnalysisRow,
+) {
+  if (analysis) {
+    await tx.query(
+      `WITH ${deferredAnalysisInsert(4)}
+       UPDATE calls SET processing_state = 'processed', pending_transcript = NULL, pending_transcript_language = NULL,
+              pending_transcript_times = NULL, caller_name = COALESCE(caller_name, $2), updated_at = $3, ${ANALYSIS_COPY_SET}
+         FROM a WHERE id = $1`,
+      [callId, callerName, now, ...analysis.values],
+      { name: 'capture_call_processed_analysis_v1' },
+    );
+    return;
+  }
   await tx.query(
     `UPDATE calls SET processing_state = 'processed', pending_transcript = NULL, pending_transcript_language = NULL,
             pending_transcript_times = NULL, caller_name = COALESCE(caller_name, $2), updated_at = $3
@@ -230,20 +289,30 @@ export async function settleCompletion(
      * storeAnalysis ran with deferProcessed: the call is marked processed here — with the
      * completion's UPDATE when it completes now, on its own otherwise (one UPDATE either way)
      */
-    processed?: { callerName: string | null };
+    processed?: { callerName: string | null; analysis?: DeferredAnalysisRow };
   } = {},
 ): Promise<void> {
   const now = deps.clock.now();
   // A whole row is the one the caller locked before storeAnalysis, which made it processed.
   const locked = 'recording_state' in call ? { ...call, processing_state: 'processed' as const } : undefined;
-  // when emitted, the enqueue below marks the complete stage succeeded (what markCompletionDone does)
-  const emitted = await completeIfReady(tx, deps, call.id, { locked, markJobDone: false, ...known });
-  if (!emitted && known.processed) await markProcessed(tx, call.id, known.processed.callerName, now);
+  // when emitted, the enqueue below marks the complete stage succeeded (what markCompletionDone does);
+  // the completion mark's UPDATE of the call (or, not emitted, the processed mark's) rides in it
+  const deferMark: { write?: AlsoWrite } = {};
+  const emitted = await completeIfReady(tx, deps, call.id, {
+    locked,
+    markJobDone: false,
+    deferMark,
+    ...known,
+  });
+  const also = emitted
+    ? deferMark.write
+    : known.processed && processedWrite(now, call.id, known.processed.callerName, known.processed.analysis);
   await enqueueStage(tx, {
     organizationId: call.organization_id,
     callId: call.id,
     stage: 'complete',
     now,
+    also: also || undefined,
     ...(emitted
       ? { state: 'succeeded' }
       : { state: 'waiting', at: new Date(now.getTime() + RECORDING_WAIT_MS) }),

@@ -92,15 +92,21 @@ export async function storeRecording(
       const call = await findRecordingCall(tx, callId, { forUpdate: true });
       assertAcceptsAudio(call);
       const now = deps.clock.now();
-      const { rows } = await tx.query<{ processing_state: 'none' | 'queued' | 'processed' }>(
-        `UPDATE calls SET recording_state = 'available', recording_key = $2, recording_bytes = $3, duration = $4,
-                recording_sid = COALESCE($5, recording_sid), updated_at = $6
-          WHERE id = $1
-        RETURNING processing_state`,
-        [call.id, key, bytes, duration, opts.recordingSid ?? null, now],
-        { name: 'capture_recording_stored_v1' },
-      );
-      const processing = rows[0]?.processing_state;
+      // as the lock read it (this transaction's UPDATE below leaves it as it is)
+      const processing = call.processing_state;
+      const params = [call.id, key, bytes, duration, opts.recordingSid ?? null, now];
+      // A call whose transcription is queued next: the UPDATE rides in that enqueue (one statement),
+      // after the event (which reads nothing of it). Otherwise it comes first: the completion reads it.
+      const queueTranscription = processing === 'none' && !!(deps.capture.transcription || opts.transcribe);
+      if (!queueTranscription) {
+        await tx.query(
+          `UPDATE calls SET recording_state = 'available', recording_key = $2, recording_bytes = $3, duration = $4,
+                  recording_sid = COALESCE($5, recording_sid), updated_at = $6
+            WHERE id = $1`,
+          params,
+          { name: 'capture_recording_stored_v2' },
+        );
+      }
       await emitEvent(tx, {
         organizationId: call.organization_id,
         environment: call.environment,
@@ -114,13 +120,22 @@ export async function storeRecording(
       // A processed call that waited for its audio completes now (call.completed with this recording);
       // one without a transcript yet (the telephony path) queues its transcription.
       if (processing === 'processed') await completeIfReady(tx, deps, call.id);
-      if (processing === 'none' && (deps.capture.transcription || opts.transcribe)) {
+      if (queueTranscription) {
         await enqueueStage(tx, {
           organizationId: call.organization_id,
           callId: call.id,
           stage: 'transcribe',
           now,
           chain: opts.chain,
+          also: {
+            name: 'recording_stored_v2',
+            params,
+            sql: (f) => `call_row AS (
+              UPDATE calls SET recording_state = 'available', recording_key = $${f + 1}::text,
+                     recording_bytes = $${f + 2}, duration = $${f + 3},
+                     recording_sid = COALESCE($${f + 4}::text, recording_sid), updated_at = $${f + 5}::timestamptz
+               WHERE id = $${f}::uuid)`,
+          },
         });
         transcribe = true;
       }

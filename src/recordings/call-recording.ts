@@ -26,6 +26,8 @@ export interface RecordingCall {
   pending_deletion_at: Date | null;
   erased_at: Date | null;
   entitlement: 'active' | 'inactive';
+  /** read by findRecordingCall (another reader of these columns may leave it out) */
+  processing_state?: 'none' | 'queued' | 'processed';
 }
 
 /**
@@ -42,12 +44,12 @@ export async function findRecordingCall(
   const { rows } = await q.query<RecordingCall>(
     `SELECT c.id, c.organization_id, c.environment, c.direction, c.recording_state, c.recording_mode, c.recording_consent,
             c.outbound_lifecycle, c.recording_key, c.recording_bytes, c.recording_sid, c.duration, c.recording_deleted_at,
-            c.trashed_at, c.deletion_scheduled_at, c.pending_deletion_at, c.erased_at, o.entitlement
+            c.trashed_at, c.deletion_scheduled_at, c.pending_deletion_at, c.erased_at, o.entitlement, c.processing_state
        FROM calls c JOIN organizations o ON o.id = c.organization_id
       WHERE c.id = $1 AND ${inAnyScope('c', 2, 3)}
       ${opts.forUpdate ? 'FOR UPDATE OF c' : ''}`,
     [callId, opts.scope?.organizationId ?? null, opts.scope?.environment ?? null],
-    { name: opts.forUpdate ? 'recordings_call_locked_v2' : 'recordings_call_v2' },
+    { name: opts.forUpdate ? 'recordings_call_locked_v3' : 'recordings_call_v3' },
   );
   return rows[0] ?? null;
 }

@@ -282,3 +282,40 @@ test('the rules analyser resolves dates against the call’s start and its evide
   const completed = await payload(id, 'call.completed');
   assert.equal('evidence' in (completed.transcript_processed as object), false);
 });
+
+test("the analysis is stored by the call's own write: its lead score and search vector on the call, processed, whether it completes now or waits for the recording", async () => {
+  for (const recordingState of ['not_captured', 'pending'] as const) {
+    const id = await insertCall(h.db, { orgId, recordingState });
+    await submitTranscript(h.deps, id, { text: STEREO_TRANSCRIPT, language: 'en' });
+    await settleJobs(h.deps);
+    const { rows } = await h.db.query<{
+      lead_score: string | null;
+      same_vector: boolean;
+      processing_state: string;
+      pending_transcript: string | null;
+      caller_name: string | null;
+      completed: boolean;
+      complete_job: string;
+    }>(
+      `SELECT c.lead_score::text AS lead_score, c.search_vector IS NOT NULL AND c.search_vector = a.search_vector AS same_vector,
+              c.processing_state, c.pending_transcript, c.caller_name, c.completion_emitted_at IS NOT NULL AS completed,
+              (SELECT j.state FROM processing_jobs j WHERE j.call_id = c.id AND j.stage = 'complete') AS complete_job
+         FROM calls c JOIN call_analyses a ON a.call_id = c.id WHERE c.id = $1`,
+      [id],
+    );
+    const waiting = recordingState === 'pending';
+    assert.deepEqual(rows[0], {
+      lead_score: '8',
+      same_vector: true,
+      processing_state: 'processed',
+      pending_transcript: null,
+      caller_name: 'Jane Miller',
+      completed: !waiting,
+      complete_job: waiting ? 'waiting' : 'succeeded',
+    });
+    assert.deepEqual(
+      typesOf(await eventsOf(h.db, id)),
+      waiting ? [] : ['call.completed', 'call.followup_email.drafted', 'call.transcribed'],
+    );
+  }
+});

@@ -188,3 +188,42 @@ test('redaction off: the carrier keeps its copy', async () => {
   assert.deepEqual(await carrierColumns(id), { due: false, deleted: false, processing_state: 'processed' });
   assert.equal((await runRetentionSweep(t.h.deps)).providerRecordingsDeleted, 0);
 });
+
+test("Twilio deleting its copy at once: the transcribe stage's own transaction writes the answer (deleted, claim cleared)", async () => {
+  const org = await connectOrg(t, { ringTo: '+14155550966' });
+  const { id, sid } = await recordedCall(org, '+14155550167');
+  await settleJobs(t.h.deps, { handlers: { download: downloadStage } });
+  assert.equal(deletes(sid), 1);
+  assert.equal(t.fake.recordings.get(sid)!.deleted, true);
+  assert.deepEqual(await carrierColumns(id), { due: true, deleted: true, processing_state: 'processed' });
+  const { rows } = await t.h.db.query<{ claimed: Date | null }>(
+    'SELECT provider_recording_delete_claimed_until AS claimed FROM calls WHERE id = $1',
+    [id],
+  );
+  assert.equal(rows[0]!.claimed, null);
+  assert.equal((await runRetentionSweep(t.h.deps)).providerRecordingsDeleted, 0);
+  assert.equal(deletes(sid), 1);
+});
+
+test("marked due and claimed in one statement: another path's live claim is left as it is, and the call is still marked due", async () => {
+  const { id, sid } = await dueCall('+14155550967', '+14155550168');
+  const until = new Date(t.h.clock.now().getTime() + DELETE_CLAIM_LEASE_MS);
+  await t.h.db.query(
+    `UPDATE calls SET provider_recording_delete_due = false, provider_recording_delete_claimed_until = $2
+      WHERE id = $1`,
+    [id, until],
+  );
+  assert.equal(await deleteCarrierCopy(t.h.deps, id), null);
+  assert.equal(deletes(sid), 1, 'nothing asked: the claim is live');
+  const { rows } = await t.h.db.query<{ claimed: Date | null }>(
+    'SELECT provider_recording_delete_claimed_until AS claimed FROM calls WHERE id = $1',
+    [id],
+  );
+  assert.equal(rows[0]!.claimed?.getTime(), until.getTime(), "the other path's claim stays");
+  assert.deepEqual(await carrierColumns(id), { due: true, deleted: false, processing_state: 'processed' });
+  // the claim runs out: the sweep (the call is due) deletes it there
+  t.h.clock.set(until);
+  assert.equal((await runRetentionSweep(t.h.deps)).providerRecordingsDeleted, 1);
+  assert.equal(deletes(sid), 2);
+  assert.deepEqual(await carrierColumns(id), { due: true, deleted: true, processing_state: 'processed' });
+});

@@ -6,6 +6,19 @@ import type { ClaimedJob, RunChain, Stage } from './types.ts';
 export const JOBS_CHANNEL = 'processing_jobs';
 
 /**
+ * A write of the caller's own that rides in the enqueue's statement, as data-modifying CTEs (one
+ * round trip, not two; they run whether or not the job row is written): `sql(first)` is the list of
+ * CTEs (`a AS (…), b AS (…)`, names other than `job`) with their parameters numbered from $first,
+ * `params` theirs; `name` tells the combined statement apart (prepared by name). Only a write
+ * whose outcome the caller does not read.
+ */
+export interface AlsoWrite {
+  name: string;
+  sql: (first: number) => string;
+  params: unknown[];
+}
+
+/**
  * Queues one stage of a call, in the caller's transaction (the one that makes the stage's input
  * true: a stored recording, a posted transcript), and — when it is due now — wakes the runners at
  * commit. One row per
@@ -33,6 +46,7 @@ export async function enqueueStage(
     input?: Record<string, unknown> | null;
     chain?: RunChain;
     wake?: boolean;
+    also?: AlsoWrite;
   },
 ): Promise<void> {
   const state = p.state ?? 'pending';
@@ -51,7 +65,7 @@ export async function enqueueStage(
   // the runners' poll, and waking them for it only cost every runner a claim that found nothing.
   const notify = p.wake !== false && state !== 'succeeded' && at.getTime() <= p.now.getTime();
   await tx.query(
-    `WITH job AS (
+    `WITH ${p.also ? `${p.also.sql(10)}, ` : ''}job AS (
        INSERT INTO processing_jobs (id, organization_id, call_id, stage, state, next_attempt_at, input, created_at,
          updated_at, finished_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, CASE WHEN $5 = 'succeeded' THEN $8::timestamptz END)
@@ -72,8 +86,9 @@ export async function enqueueStage(
       p.input ? JSON.stringify(p.input) : null,
       p.now,
       notify,
+      ...(p.also?.params ?? []),
     ],
-    { name: 'capture_enqueue_stage_v1' },
+    { name: p.also ? `capture_enqueue_stage_v1_${p.also.name}` : 'capture_enqueue_stage_v1' },
   );
 }
 
@@ -92,10 +107,11 @@ async function enqueueLeased(
     input?: Record<string, unknown> | null;
     owner: string;
     leaseUntil: Date;
+    also?: AlsoWrite;
   },
 ): Promise<ClaimedJob | null> {
   const { rows } = await tx.query<{ id: string; attempts: number; input: Record<string, unknown> | null }>(
-    `INSERT INTO processing_jobs (id, organization_id, call_id, stage, state, next_attempt_at, input, created_at,
+    `${p.also ? `WITH ${p.also.sql(9)} ` : ''}INSERT INTO processing_jobs (id, organization_id, call_id, stage, state, next_attempt_at, input, created_at,
        updated_at, attempts, lease_owner, lease_expires_at)
      VALUES ($1, $2, $3, $4, 'pending', $7, $5, $6, $6, 1, $8, $7)
      ON CONFLICT (call_id, stage) DO UPDATE
@@ -113,8 +129,9 @@ async function enqueueLeased(
       p.now,
       p.leaseUntil,
       p.owner,
+      ...(p.also?.params ?? []),
     ],
-    { name: 'capture_enqueue_leased_v1' },
+    { name: p.also ? `capture_enqueue_leased_v1_${p.also.name}` : 'capture_enqueue_leased_v1' },
   );
   const r = rows[0];
   if (!r) return null;

@@ -1,3 +1,4 @@
+import type { Queryable } from '../../db/types.ts';
 import type { Deps } from '../../deps.ts';
 import { isUuid } from '../../ids.ts';
 import { findAccountBySid } from './accounts.ts';
@@ -42,11 +43,7 @@ export async function deleteRecordingAtProvider(
   const claimedUntil = new Date(now.getTime() + DELETE_CLAIM_LEASE_MS);
   // The simulated carrier's copy went when the download stored ours (simulated/download.ts): it is
   // marked deleted here at once — nothing to ask anyone, nothing for the sweep to retry, no claim.
-  const { rows } = await deps.db.query<{
-    telephony_provider: string;
-    provider_account_sid: string | null;
-    recording_sid: string;
-  }>(
+  const { rows } = await deps.db.query<ClaimedDeletion>(
     `UPDATE calls
         SET provider_recording_deleted_at = CASE WHEN telephony_provider = 'simulated' THEN $2::timestamptz END,
             provider_recording_delete_claimed_until = CASE WHEN telephony_provider = 'twilio' THEN $3::timestamptz END
@@ -56,8 +53,60 @@ export async function deleteRecordingAtProvider(
     RETURNING telephony_provider, provider_account_sid, recording_sid`,
     [callId, now, claimedUntil],
   );
-  const call = rows[0];
-  if (call?.telephony_provider !== 'twilio' || !call.provider_account_sid) return 'none';
+  return (await deleteClaimed(deps, callId, rows[0], claimedUntil)).outcome;
+}
+
+/**
+ * The provider's answer to a claimant's DELETE, not written yet (deleteCarrierCopy's deferWrite):
+ * the caller writes it in its own transaction (writeProviderDeletion, or the same SET in an UPDATE
+ * of the call it runs anyway: PROVIDER_DELETION_SET).
+ */
+export interface ProviderDeletion {
+  recordingSid: string;
+  at: Date;
+}
+
+/**
+ * SET items writing a ProviderDeletion given as $sid, $at: provider_recording_deleted_at and the
+ * claim cleared, only while the call still names that recording (what the claimant's own UPDATE
+ * does); a NULL $sid changes nothing.
+ */
+export function providerDeletionSet(sid: string, at: string): string {
+  return `provider_recording_deleted_at = CASE WHEN recording_sid = ${sid}::text THEN ${at}::timestamptz ELSE provider_recording_deleted_at END,
+            provider_recording_delete_claimed_until = CASE WHEN recording_sid = ${sid}::text THEN NULL ELSE provider_recording_delete_claimed_until END`;
+}
+
+/** Writes a ProviderDeletion on its own (a caller with no UPDATE of the call to carry it). */
+export async function writeProviderDeletion(
+  q: Queryable,
+  callId: string,
+  d: ProviderDeletion,
+): Promise<void> {
+  await q.query(
+    `UPDATE calls SET provider_recording_deleted_at = $3, provider_recording_delete_claimed_until = NULL
+      WHERE id = $1 AND recording_sid = $2`,
+    [callId, d.recordingSid, d.at],
+  );
+}
+
+interface ClaimedDeletion {
+  telephony_provider: string;
+  provider_account_sid: string | null;
+  recording_sid: string;
+}
+
+/**
+ * The claimant's part of deleteRecordingAtProvider (the call claimed, or none): the provider's
+ * DELETE, outside any transaction, then its answer written (or the claim cleared on an error).
+ */
+async function deleteClaimed(
+  deps: Deps,
+  callId: string,
+  call: ClaimedDeletion | undefined,
+  claimedUntil: Date,
+  deferWrite = false,
+): Promise<{ outcome: 'deleted' | 'not_found' | 'none'; deferred?: ProviderDeletion }> {
+  if (call?.telephony_provider !== 'twilio' || !call.provider_account_sid) return { outcome: 'none' };
   let outcome: 'deleted' | 'not_found';
   try {
     const account = await findAccountBySid(deps, call.provider_account_sid);
@@ -76,12 +125,10 @@ export async function deleteRecordingAtProvider(
   }
   // Only while the call still names this recording (a refused recording's callback may have named
   // another since, clearing the claim: that one is still to delete).
-  await deps.db.query(
-    `UPDATE calls SET provider_recording_deleted_at = $3, provider_recording_delete_claimed_until = NULL
-      WHERE id = $1 AND recording_sid = $2`,
-    [callId, call.recording_sid, deps.clock.now()],
-  );
-  return outcome;
+  const answer: ProviderDeletion = { recordingSid: call.recording_sid, at: deps.clock.now() };
+  if (deferWrite) return { outcome, deferred: answer };
+  await writeProviderDeletion(deps.db, callId, answer);
+  return { outcome };
 }
 
 /**
@@ -92,22 +139,57 @@ export async function deleteRecordingAtProvider(
  * retries a DELETE that fails now (Twilio unreachable) until Twilio confirms; a provider error is
  * logged, never thrown. A call that is not a carrier's call is left alone.
  */
-export async function deleteCarrierCopy(deps: Deps, callId: string): Promise<void> {
-  const { rows } = await deps.db.query<{ id: string }>(
-    `UPDATE calls SET provider_recording_delete_due = true
-      WHERE id = $1 AND telephony_provider IS NOT NULL AND recording_sid IS NOT NULL
-        AND provider_recording_deleted_at IS NULL
-    RETURNING id`,
-    [callId],
+export async function deleteCarrierCopy(
+  deps: Deps,
+  callId: string,
+  opts: {
+    /**
+     * The caller's transaction follows at once (the transcribe stage's write): the provider's answer
+     * is returned, not written, and that transaction writes it (providerDeletionSet) — one commit
+     * fewer. Should that transaction never commit (a crash, the call erased meanwhile), the claim
+     * runs out and the sweep asks the provider again: a 404, recorded as deleted.
+     */
+    deferWrite?: boolean;
+  } = {},
+): Promise<ProviderDeletion | null> {
+  if (!isUuid(callId)) return null;
+  const now = deps.clock.now();
+  const claimedUntil = new Date(now.getTime() + DELETE_CLAIM_LEASE_MS);
+  // One statement, one commit: marked due and, when deleteRecordingAtProvider's claim would take it
+  // (same conditions, on the row as locked: a concurrent claimant's commit is seen), claimed in the
+  // same UPDATE — what the two statements did one after the other. A crash after it leaves the call
+  // due with a claim that runs out: the sweep retries it then, as after the claim alone before.
+  const { rows } = await deps.db.query<ClaimedDeletion & { claimed: boolean }>(
+    `WITH c AS MATERIALIZED (
+       SELECT id,
+              (telephony_provider = 'simulated' OR (telephony_provider = 'twilio' AND provider_account_sid IS NOT NULL))
+              AND (provider_recording_delete_claimed_until IS NULL OR provider_recording_delete_claimed_until <= $2)
+                AS claimed
+         FROM calls
+        WHERE id = $1 AND telephony_provider IS NOT NULL AND recording_sid IS NOT NULL
+          AND provider_recording_deleted_at IS NULL
+          FOR UPDATE)
+     UPDATE calls
+        SET provider_recording_delete_due = true,
+            provider_recording_deleted_at = CASE WHEN c.claimed AND telephony_provider = 'simulated' THEN $2::timestamptz END,
+            provider_recording_delete_claimed_until = CASE WHEN NOT c.claimed THEN provider_recording_delete_claimed_until
+                                                           WHEN telephony_provider = 'twilio' THEN $3::timestamptz END
+       FROM c WHERE calls.id = c.id
+    RETURNING telephony_provider, provider_account_sid, recording_sid, c.claimed`,
+    [callId, now, claimedUntil],
+    { name: 'carrier_copy_delete_due_claim_v1' },
   );
-  if (!rows[0]) return;
+  const row = rows[0];
+  if (!row) return null;
   try {
-    await deleteRecordingAtProvider(deps, callId);
+    const r = await deleteClaimed(deps, callId, row.claimed ? row : undefined, claimedUntil, opts.deferWrite);
+    return r.deferred ?? null;
   } catch (err) {
     deps.log.error(
       { call_id: callId, err: (err as Error).message },
       "could not delete the carrier's copy of a stored recording; the retention sweep retries",
     );
+    return null;
   }
 }
 

@@ -131,7 +131,11 @@ export const analyseStage: StageHandler = async ({ deps, job }) => {
       await settleCompletion(tx, deps, fresh, {
         stored,
         trackers: call.org_trackers,
-        processed: { callerName: (stored.analysis.caller_name as string | null | undefined) ?? null },
+        // the call_analyses row storeAnalysis deferred: inserted by that UPDATE (one write of the call row)
+        processed: {
+          callerName: (stored.analysis.caller_name as string | null | undefined) ?? null,
+          analysis: stored.deferred,
+        },
       });
     },
   };

@@ -12,7 +12,11 @@ import { queueTranscript } from '../../pipeline.ts';
 import { scriptTranscription } from '../../providers/script.ts';
 import { lineTimes } from '../../providers/transcript.ts';
 import { audioRedaction } from '../../redaction/audio-spans.ts';
-import { deleteCarrierCopy } from '../../telephony/provider-recordings.ts';
+import {
+  deleteCarrierCopy,
+  type ProviderDeletion,
+  writeProviderDeletion,
+} from '../../telephony/provider-recordings.ts';
 import type { StageHandler } from '../types.ts';
 
 interface CallAudio {
@@ -85,6 +89,7 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal, chain }
   // whose audio could not be silenced: no word times).
   let audioSilenced = false;
   let silencedBytes: number | null = null;
+  let providerDeletion: ProviderDeletion | null = null;
   if (call.redaction_enabled) {
     const r = audioRedaction(result.segments);
     if (r.spans.length > 0) {
@@ -96,8 +101,9 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal, chain }
       silencedBytes = (await silenceRecording(deps.store, key, spans)).bytes;
     }
     audioSilenced = r.complete && r.spans.length > 0;
-    // ours is final (silenced where redaction found something): the carrier's unredacted copy goes
-    await deleteCarrierCopy(deps, call.id);
+    // ours is final (silenced where redaction found something): the carrier's unredacted copy goes;
+    // its answer is written by the write below, in the transaction that follows (one commit fewer)
+    providerDeletion = await deleteCarrierCopy(deps, call.id, { deferWrite: true });
   }
   // Talk metrics (docs/capture.md "Talk metrics"): each side's voice activity in the stored (so
   // already silenced) dual-channel recording — as the transcription measured it while decoding, or,
@@ -121,7 +127,10 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal, chain }
       if (silencedBytes !== null) {
         await tx.query('UPDATE calls SET recording_bytes = $2 WHERE id = $1', [call.id, silencedBytes]);
       }
-      if (fresh.processing_state !== 'none') return;
+      if (fresh.processing_state !== 'none') {
+        if (providerDeletion) await writeProviderDeletion(tx, call.id, providerDeletion);
+        return;
+      }
       await queueTranscript(tx, deps, call, {
         text: result.text,
         language: result.language,
@@ -131,6 +140,7 @@ export const transcribeStage: StageHandler = async ({ deps, job, signal, chain }
         segments: result.segments,
         chain,
         redaction: fresh.redaction_enabled,
+        providerDeletion,
       });
     },
   };

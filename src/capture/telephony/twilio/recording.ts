@@ -101,15 +101,10 @@ export async function recordingStatusCallback(
       // An outbound dial records from answer: its recording proves the customer answered (twilio-out).
       if (call.direction === 'outbound') await noteOutboundRecording(tx, deps, call.id);
       const channels = Number(str(p, 'RecordingChannels'));
-      await tx.query(
-        `UPDATE calls SET recording_sid = $2, provider_recording_url = $3,
-                recording_channels = COALESCE($4, recording_channels), updated_at = $5
-          WHERE id = $1`,
-        [call.id, recordingSid, recordingUrl, channels === 1 || channels === 2 ? channels : null, now],
-      );
       // The one download mechanism: this durable job, due now. The route runs it right after
       // Twilio has its answer (so no runner is woken for it); should that fail (or the process
-      // die), a worker retries it (its poll finds the job).
+      // die), a worker retries it (its poll finds the job). The call's UPDATE (the recording's sid,
+      // URL, channels) rides in the enqueue's statement: one round trip, not two.
       await enqueueStage(tx, {
         organizationId: call.organization_id,
         callId: call.id,
@@ -118,6 +113,21 @@ export async function recordingStatusCallback(
         wake: false,
         // which carrier's store holds the file (capture/telephony/download-stage.ts); none: Twilio
         input: account.provider === 'twilio' ? null : { carrier: account.provider },
+        also: {
+          name: 'recording_callback_v1',
+          sql: (
+            f,
+          ) => `call_row AS (UPDATE calls SET recording_sid = $${f + 1}::text, provider_recording_url = $${f + 2}::text,
+                recording_channels = COALESCE($${f + 3}::smallint, recording_channels), updated_at = $${f + 4}::timestamptz
+          WHERE id = $${f}::uuid)`,
+          params: [
+            call.id,
+            recordingSid,
+            recordingUrl,
+            channels === 1 || channels === 2 ? channels : null,
+            now,
+          ],
+        },
       });
       return { download: true };
     }
