@@ -7,7 +7,12 @@ import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { Mp3Encoder } from '@breezystack/lamejs';
 import { MPEGDecoder } from 'mpg123-decoder';
-import { AreaResampler, PcmScratch, renewDecoder, splitStereoMp3 } from '../../../src/capture/providers/wav.ts';
+import {
+  AreaResampler,
+  PcmScratch,
+  renewDecoder,
+  splitStereoMp3,
+} from '../../../src/capture/providers/wav.ts';
 import { INBOUND_TONES, stereoMp3 } from '../../helpers/stereo-mp3.ts';
 
 let dir: string;
