@@ -16,6 +16,19 @@ const typeParsers = {
   },
 };
 
+function queryConfig(sql: string, params?: readonly unknown[], options?: QueryOptions): pg.QueryConfig {
+  return {
+    name: options?.name,
+    text: sql,
+    values: params as unknown[] | undefined,
+    types: typeParsers,
+  };
+}
+
+function toResult<T>(r: pg.QueryResult): QueryResult<T> {
+  return { rows: r.rows as T[], rowCount: r.rowCount ?? r.rows.length };
+}
+
 function wrapClient(c: pg.Pool | pg.PoolClient): Queryable {
   return {
     async query<T>(
@@ -24,18 +37,127 @@ function wrapClient(c: pg.Pool | pg.PoolClient): Queryable {
       options?: QueryOptions,
     ): Promise<QueryResult<T>> {
       try {
-        const r = await c.query({
-          name: options?.name,
-          text: sql,
-          values: params as unknown[] | undefined,
-          types: typeParsers,
-        });
-        return { rows: r.rows as T[], rowCount: r.rowCount ?? r.rows.length };
+        return toResult(await c.query(queryConfig(sql, params, options)));
       } catch (err) {
         throw new DatabaseError((err as Error).message, { cause: err });
       }
     },
   };
+}
+
+/** The parts of node-postgres's Connection (pg/lib/connection.js) that BeginQuery uses. */
+export interface PgConnection {
+  parse(msg: { text: string; name?: string; types?: unknown }): void;
+  bind(msg?: object): void;
+  execute(msg?: object): void;
+  /** named statements whose ParseComplete arrived on this connection, and those sent but not answered */
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements: Record<string, string>;
+}
+
+/** The members of node-postgres's Query (pg/lib/query.js) that BeginQuery overrides or calls. */
+interface PgQuery {
+  text: string;
+  name?: string;
+  types?: unknown;
+  requiresPreparation(): boolean;
+  hasBeenParsed(connection: PgConnection): boolean;
+  prepare(connection: PgConnection): void;
+  /** msg.text: the command tag, e.g. 'BEGIN', 'INSERT 0 1' */
+  handleCommandComplete(msg: { text?: string }, connection: PgConnection): void;
+}
+
+type QueryCallback = (err: Error | null, result: pg.QueryResult) => void;
+const PgQueryClass = pg.Query as unknown as new (
+  config: pg.QueryConfig & { callback?: QueryCallback },
+) => PgQuery & pg.Submittable;
+
+/**
+ * The first statement of a transaction, carrying the transaction's BEGIN in the same write and the
+ * same round trip (extended protocol only: a statement with values or a name). pg's Query.submit
+ * corks the socket around prepare(), so the messages below leave in one write, and the server
+ * answers them up to one ReadyForQuery:
+ *
+ *   [Parse S]  Parse(BEGIN) Bind Execute  [Parse S]  Bind S  Describe  Execute  Sync
+ *
+ * BEGIN's Execute turns the extended protocol's implicit transaction into a transaction block that
+ * Sync does not end. BEGIN's CommandComplete is swallowed, so the result is the statement's own
+ * (a second CommandComplete would make pg return an array of two results).
+ *
+ * A named statement not yet parsed on this connection is parsed BEFORE BEGIN's Parse, not after:
+ * pg's client marks the active query's name as parsed on any ParseComplete, so BEGIN's would mark S
+ * as parsed even when S's own Parse then failed (a missing table), and the next use of the name would
+ * skip Parse and fail with "prepared statement does not exist". In this order a failed Parse of S
+ * is the first reply: the server skips to Sync, BEGIN never runs, and no ParseComplete arrives. (A
+ * name that was already parsed, or an unnamed statement, gets BEGIN's Parse first: BEGIN uses the
+ * unnamed statement, which S's own Parse would otherwise replace before BEGIN is bound.)
+ */
+export class BeginQuery extends PgQueryClass {
+  #beginCompleted = false;
+
+  override prepare(connection: PgConnection): void {
+    if (this.name && !this.hasBeenParsed(connection)) {
+      connection.parse({ text: this.text, name: this.name, types: this.types });
+      // as pg's prepare does; its own call below then skips the Parse
+      connection.submittedNamedStatements[this.name] = this.text;
+    }
+    connection.parse({ text: 'BEGIN' });
+    connection.bind();
+    connection.execute();
+    super.prepare(connection);
+  }
+
+  override handleCommandComplete(msg: { text?: string }, connection: PgConnection): void {
+    if (!this.#beginCompleted && msg.text === 'BEGIN') {
+      this.#beginCompleted = true;
+      return;
+    }
+    super.handleCommandComplete(msg, connection);
+  }
+}
+
+/**
+ * The Queryable a transaction's fn gets. BEGIN is sent with the first statement (BeginQuery), or,
+ * when that statement uses the simple protocol (no values, no name: it may hold several
+ * statements), alone just before it, as before. Statements queued meanwhile wait for that BEGIN, so
+ * they run in the order they were called and never outside the transaction.
+ */
+export class Transaction implements Queryable {
+  /** BEGIN was sent (so COMMIT or ROLLBACK must follow) */
+  begun = false;
+  /** the separate BEGIN of a simple-protocol first statement while in flight (or failed) */
+  #begin: Promise<unknown> | undefined;
+  readonly #client: pg.PoolClient;
+
+  constructor(client: pg.PoolClient) {
+    this.#client = client;
+  }
+
+  async query<T>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<T>> {
+    const config = queryConfig(sql, params, options);
+    try {
+      if (this.begun) {
+        if (this.#begin) await this.#begin;
+        return toResult(await this.#client.query(config));
+      }
+      this.begun = true;
+      let done!: QueryCallback;
+      const result = new Promise<pg.QueryResult>((resolve, reject) => {
+        done = (err, r) => (err ? reject(err) : resolve(r));
+      });
+      const first = new BeginQuery({ ...config, callback: done });
+      if (!first.requiresPreparation()) {
+        this.#begin = this.#client.query('BEGIN');
+        await this.#begin;
+        this.#begin = undefined; // later calls need not wait; after a failure they do, and fail too
+        return toResult(await this.#client.query(config));
+      }
+      this.#client.query(first);
+      return toResult(await result);
+    } catch (err) {
+      throw new DatabaseError((err as Error).message, { cause: err });
+    }
+  }
 }
 
 export interface PoolOptions {
@@ -66,16 +188,23 @@ export async function openPostgres(url: string, options: PoolOptions = {}): Prom
       } catch (err) {
         throw new DatabaseError((err as Error).message, { cause: err });
       }
+      const tx = new Transaction(client);
+      // A connection whose ROLLBACK failed may still be in the transaction: it is closed, not reused.
+      let broken: Error | undefined;
       try {
-        await client.query('BEGIN');
-        const out = await fn(wrapClient(client));
-        await client.query('COMMIT');
+        const out = await fn(tx);
+        // No statement sent, no BEGIN sent: nothing to commit.
+        if (tx.begun) await client.query('COMMIT');
         return out;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
+        if (tx.begun) {
+          await client.query('ROLLBACK').catch((e: Error) => {
+            broken = e;
+          });
+        }
         throw err;
       } finally {
-        client.release();
+        client.release(broken);
       }
     },
     async exec(sql: string) {
