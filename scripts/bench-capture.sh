@@ -11,20 +11,11 @@
 # cloned as scripts/bench-tests.sh does ($BENCH_DIR, default /tmp/callcap-bench-<base>, kept). Each
 # run's output is kept next to the table (.tmp/bench-capture/*.log).
 set -euo pipefail
-base=${1:-d58afa4}
 rounds=${ROUNDS:-2}
 calls=${BENCH_CALLS:-200}
-here=$(cd "$(dirname "$0")/.." && pwd)
-dir=${BENCH_DIR:-/tmp/callcap-bench-$base}
-logs="$here/.tmp/bench-capture"
-mkdir -p "$logs"
-
-if [ ! -d "$dir/node_modules" ]; then
-  rm -rf "$dir"
-  git clone --quiet "$here" "$dir"
-  git -C "$dir" checkout --quiet "$base"
-  (cd "$dir" && npm ci --no-audit --no-fund >"$logs/npm-ci-base.log" 2>&1)
-fi
+log_folder=bench-capture
+# shellcheck source=scripts/bench-base.sh
+source "$(dirname "$0")/bench-base.sh" "$@"
 
 rows=()
 run() { # <tag> <label> <tree> <round>

@@ -10,19 +10,10 @@
 # (.tmp/bench-tests/*.log). Both runners order files by their own last run (.tmp/test-times.json):
 # the first run of a fresh clone goes alphabetically, as a fresh CI checkout does.
 set -euo pipefail
-base=${1:-d58afa4}
 rounds=${ROUNDS:-1}
-here=$(cd "$(dirname "$0")/.." && pwd)
-dir=${BENCH_DIR:-/tmp/callcap-bench-$base}
-logs="$here/.tmp/bench-tests"
-mkdir -p "$logs"
-
-if [ ! -d "$dir/node_modules" ]; then
-  rm -rf "$dir"
-  git clone --quiet "$here" "$dir"
-  git -C "$dir" checkout --quiet "$base"
-  (cd "$dir" && npm ci --no-audit --no-fund >"$logs/npm-ci-base.log" 2>&1)
-fi
+log_folder=bench-tests
+# shellcheck source=scripts/bench-base.sh
+source "$(dirname "$0")/bench-base.sh" "$@"
 
 rows=()
 run() { # <tag> <label> <tree> <round>
