@@ -16,6 +16,11 @@
  * forever. Here such a file is killed after TEST_FILE_TIMEOUT_MS (default 10 min) and reported with
  * what was still open; its worker is replaced and the run goes on.
  *
+ * A worker that dies of a crash of the runtime itself (a signal such as V8's fatal-check SIGTRAP, not
+ * a failed assertion, an exit code or the file timeout) loses the coverage of every file it ran: that
+ * file and the worker's earlier files run once more in a fresh worker, the crash's output printed and
+ * named again in the totals; a second crash on the same file fails it (CRASH_SIGNALS).
+ *
  * Usage: node scripts/run-tests.ts <glob or file>… Prints one line per passing file, with its wall time
  * and its CPU (the worker's and that of every process the file started and closed: services, CLIs,
  * Chromium; Linux) and the sum of both at the end (and the lines
@@ -39,6 +44,14 @@ import { pathToFileURL } from 'node:url';
 import { END_MARK } from './test-worker-reporter.ts';
 
 const PER_TEST_TIMEOUT_MS = 120_000;
+/**
+ * Signals of a crash of the runtime itself (V8's fatal checks raise SIGTRAP). A worker ended by one
+ * takes with it the coverage of every file it ran, and the file it was running did not fail on its
+ * own assertions: that file and the worker's earlier files run again, once, in a fresh worker (a
+ * second crash of any of them fails it). SIGKILL (the OOM killer, or this runner's file timeout) and
+ * a non-zero exit code are not crashes: they fail the file as they are.
+ */
+const CRASH_SIGNALS = new Set(['SIGTRAP', 'SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGABRT', 'SIGFPE']);
 const fileTimeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS) || 10 * 60_000;
 const concurrency = Math.max(1, Number(process.env.TEST_CONCURRENCY) || 2);
 const isolation = process.env.TEST_ISOLATION === 'process' ? 'process' : 'worker';
@@ -279,6 +292,12 @@ class Worker {
     return !this.exited && !this.killed;
   }
 
+  /** The signal of a runtime crash that ended this worker (V8's fatal checks raise SIGTRAP), or null. */
+  get crash(): string | null {
+    const s = this.exited?.signal;
+    return s && !this.killed && CRASH_SIGNALS.has(s) ? s : null;
+  }
+
   /** Ends the worker: it exits by itself (writing its coverage) once it has no file left. */
   async stop(): Promise<void> {
     if (this.exited) return;
@@ -392,12 +411,15 @@ function report(o: Outcome): void {
 }
 
 const started = performance.now();
-const outcomes: Outcome[] = [];
+/** the last outcome of each file (a file run again after a worker crash keeps its second one) */
+const lastOutcome = new Map<string, Outcome>();
 const queue = [...files];
 const done = (o: Outcome) => {
   report(o);
-  outcomes.push(o);
+  lastOutcome.set(o.file, o);
 };
+/** files a worker crashed on once: a second crash fails them */
+const crashedOnce = new Set<string>();
 await Promise.all(
   Array.from({ length: Math.min(concurrency, files.length) }, async () => {
     if (isolation === 'process') {
@@ -405,6 +427,8 @@ await Promise.all(
       return;
     }
     let worker: Worker | null = null;
+    /** the files the current worker ran: their coverage is written when it exits */
+    let ranHere: string[] = [];
     for (let file = queue.shift(); file; file = queue.shift()) {
       if (ownProcess(file)) {
         done(await runFileAlone(file));
@@ -414,8 +438,29 @@ await Promise.all(
         await worker.stop();
         worker = null;
       }
-      worker ??= new Worker();
-      done(await worker.run(file));
+      if (!worker) {
+        worker = new Worker();
+        ranHere = [];
+      }
+      const o = await worker.run(file);
+      const crash = worker.crash;
+      if (crash && !crashedOnce.has(file)) {
+        crashedOnce.add(file);
+        const again = [file, ...ranHere];
+        console.log(
+          `\n✖ ${file}: the test worker crashed (${crash}) while running it\n${o.output.trimEnd()}`,
+        );
+        console.log(
+          `ℹ a crash of the runtime, not a failed assertion: ${file} and the ${again.length - 1} files that worker had ` +
+            'run (their coverage was lost with it) run again in a fresh worker; a second crash on it fails it\n',
+        );
+        queue.unshift(...again);
+        worker = null;
+        ranHere = [];
+        continue;
+      }
+      done(o);
+      ranHere.push(file);
     }
     await worker?.stop();
   }),
@@ -431,6 +476,7 @@ function ownProcess(file: string): boolean {
   return readFileSync(file, 'utf8').slice(0, 4000).includes('// @test-isolation process');
 }
 
+const outcomes = [...lastOutcome.values()];
 const sum = (k: string) => outcomes.reduce((n, o) => n + (o.counts[k] ?? 0), 0);
 const failed = outcomes.filter((o) => !o.ok);
 console.log(
@@ -438,6 +484,12 @@ console.log(
     ` · cancelled ${sum('cancelled')} · skipped ${sum('skipped')} · ${((performance.now() - started) / 1000).toFixed(1)} s`,
 );
 for (const o of failed) console.log(`✖ ${o.file}${o.timedOut ? ' (killed: file timeout)' : ''}`);
+if (crashedOnce.size > 0) {
+  console.log(
+    `ℹ a test worker crashed (the runtime, not an assertion) on ${[...crashedOnce].join(', ')}: ` +
+      'those files and the ones that worker had run were run again (their results above are the second run)',
+  );
+}
 mkdirSync('.tmp', { recursive: true });
 const cpuTimes = outcomes.filter((o) => o.cpuMs !== undefined && Number.isFinite(o.cpuMs));
 if (cpuTimes.length > 0) {
