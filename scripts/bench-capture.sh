@@ -17,7 +17,6 @@ log_folder=bench-capture
 # shellcheck source=scripts/bench-base.sh
 source "$(dirname "$0")/bench-base.sh" "$@"
 
-rows=()
 run() { # <tag> <label> <tree> <round>
   local label=$2 tree=$3 log="$logs/$1-$4.log" load rate
   load=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -28,12 +27,5 @@ run() { # <tag> <label> <tree> <round>
   echo "${rows[-1]}"
 }
 
-for r in $(seq 1 "$rounds"); do
-  run base "base $(git -C "$dir" rev-parse --short HEAD)" "$dir" "$r"
-  run this "this $(git -C "$here" rev-parse --short HEAD)" "$here" "$r"
-done
-
-echo
-echo "| tree | calls/s ($calls calls, concurrency 10) | load average at start |"
-echo "| --- | ---: | --- |"
-printf '%s\n' "${rows[@]}"
+alternate_then_table "| tree | calls/s ($calls calls, concurrency 10) | load average at start |" \
+  "| --- | ---: | --- |"

@@ -15,7 +15,6 @@ log_folder=bench-tests
 # shellcheck source=scripts/bench-base.sh
 source "$(dirname "$0")/bench-base.sh" "$@"
 
-rows=()
 run() { # <tag> <label> <tree> <round>
   local label=$2 tree=$3 log="$logs/$1-$4.log"
   local load
@@ -29,12 +28,5 @@ run() { # <tag> <label> <tree> <round>
   echo "${rows[-1]}"
 }
 
-for r in $(seq 1 "$rounds"); do
-  run base "base $(git -C "$dir" rev-parse --short HEAD)" "$dir" "$r"
-  run this "this $(git -C "$here" rev-parse --short HEAD)" "$here" "$r"
-done
-
-echo
-echo "| tree | wall | CPU (user + sys) | files / tests | load average at start |"
-echo "| --- | ---: | ---: | --- | --- |"
-printf '%s\n' "${rows[@]}"
+alternate_then_table "| tree | wall | CPU (user + sys) | files / tests | load average at start |" \
+  "| --- | ---: | ---: | --- | --- |"
