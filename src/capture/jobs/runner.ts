@@ -33,6 +33,7 @@ import { claimJobs, extendLease, releaseJob } from './sql/claim-jobs.ts';
 import { endRun, type JobOutcome, LeaseLost, lockAndEndRun, type RunEnd } from './sql/finish-job.ts';
 import {
   type ClaimedJob,
+  RunCancelled,
   type RunChain,
   STAGES,
   type Stage,
@@ -233,25 +234,40 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
       await releaseJob(deps.db, { job, owner, now: deps.clock.now() }).catch(() => {});
       return handBack();
     }
+    let committed = false;
     try {
       await write(job, outcome);
+      committed = true;
     } catch (err) {
       if (err instanceof LeaseLost) {
         deps.log.warn({ jobId: job.id, stage: job.stage, callId: job.callId }, err.message);
-        return handBack();
+      } else {
+        // The stage's own write failed (a database error, a constraint): a retryable failure of the
+        // run; or it refused to store what it was given (RunCancelled): the run ends cancelled.
+        try {
+          await write(
+            job,
+            err instanceof RunCancelled ? { kind: 'cancelled', reason: err.reason } : { kind: 'error', err },
+          );
+        } catch (again) {
+          deps.log.error(
+            { err: (again as Error).message, jobId: job.id, stage: job.stage },
+            'processing job outcome not written; the job runs again when its lease expires',
+          );
+        }
       }
-      // The stage's own write failed (a database error, a constraint): a retryable failure of the run.
+    }
+    if (outcome.kind === 'succeeded' && outcome.after) {
       try {
-        await write(job, { kind: 'error', err });
-      } catch (again) {
+        await outcome.after(committed);
+      } catch (err) {
         deps.log.error(
-          { err: (again as Error).message, jobId: job.id, stage: job.stage },
-          'processing job outcome not written; the job runs again when its lease expires',
+          { err: (err as Error).message, jobId: job.id, stage: job.stage, callId: job.callId },
+          'processing stage: the step after its write failed',
         );
       }
-      return handBack();
     }
-    if (outcome.kind !== 'succeeded' || stopping.signal.aborted) return handBack();
+    if (!committed || outcome.kind !== 'succeeded' || stopping.signal.aborted) return handBack();
     return next();
   }
 
@@ -260,8 +276,8 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
    * transaction (processing_job_outcomes: the fleet-wide callcap_processing_job_outcomes_total), and
    * after the commit in this process's prom-client counter callcap_processing_job_runs_total.
    * An outcome with a write of its own runs in a transaction: the call's lock, the lease's check, the
-   * job row and the count in one statement (lockAndEndRun), then the write. One without (a download stored by its own transaction,
-   * a wait, a cancellation, a failure) is one fenced statement, no transaction.
+   * job row and the count in one statement (lockAndEndRun), then the write. One without (a wait, a
+   * cancellation, a failure, a stage that had nothing to store) is one fenced statement, no transaction.
    */
   async function write(job: ClaimedJob, outcome: StageOutcome | { kind: 'error'; err: unknown }) {
     const { end, counted, stageWrite } = endOf(job, outcome);
