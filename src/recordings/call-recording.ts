@@ -54,7 +54,19 @@ export async function findRecordingCall(
   return rows[0] ?? null;
 }
 
-export function factsOf(c: RecordingCall): RecordingFacts {
+export function factsOf(
+  c: Pick<
+    RecordingCall,
+    | 'direction'
+    | 'recording_state'
+    | 'recording_mode'
+    | 'outbound_lifecycle'
+    | 'trashed_at'
+    | 'deletion_scheduled_at'
+    | 'pending_deletion_at'
+    | 'erased_at'
+  >,
+): RecordingFacts {
   return {
     direction: c.direction,
     recordingState: c.recording_state,

@@ -25,9 +25,10 @@ export interface AlsoWrite {
  * (call, stage): a stage queued again while pending stays as it is; one that had finished (a
  * reprocess, a re-uploaded recording) starts afresh with its attempts reset.
  * `state: 'waiting'` + `at`: due only then (the complete stage waiting for a recording).
- * `chain`: the run that queues it offers to run it next (./runner.ts, "The chain"): a stage due now
- * that the runner takes is inserted already leased to it, as its claim would have leased it
- * (attempts 1, due again at the lease's expiry), and nobody is woken.
+ * `chain`: the run that queues it offers to run it next (./runner.ts, "The chain"), or the route
+ * that runs it right after its response (JobRunner.offer: the recording callback's download): a
+ * stage due now that the runner takes is inserted already leased to it, as its claim would have
+ * leased it (attempts 1, due again at the lease's expiry), and nobody is woken.
  * `wake: false`: the caller runs the job itself right after the commit (a route's runner.soon()):
  * no NOTIFY. Every NOTIFY serialises its transaction's commit, WAL flush included, behind the other
  * NOTIFYing commits of the server (PostgreSQL's notify lock), and the runners it woke only raced the

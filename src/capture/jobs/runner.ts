@@ -14,7 +14,9 @@
  *   at once;
  * - the API process: soon(callId) runs the call's due jobs right after the response that enqueued
  *   them (single-process latency stays low); it claims like any runner, so it never runs a job
- *   another runner holds.
+ *   another runner holds. A route that queues the job itself may insert it already leased to this
+ *   runner (offer(): the chain's lease, below) and hand it to soon(callId, job), which runs it
+ *   without a claim.
  *
  * Time rules read deps.clock only: tests drive a fake clock and call drain().
  */
@@ -31,6 +33,7 @@ import { claimJobs, extendLease, releaseJob } from './sql/claim-jobs.ts';
 import { endRun, type JobOutcome, LeaseLost, lockAndEndRun, type RunEnd } from './sql/finish-job.ts';
 import {
   type ClaimedJob,
+  RunCancelled,
   type RunChain,
   STAGES,
   type Stage,
@@ -73,14 +76,30 @@ export interface JobRunner {
   start(): Promise<void>;
   /** Stops claiming and waits for the jobs running. */
   stop(): Promise<void>;
-  /** Runs the due jobs of one call in the background, one after another (the API process after a 202). */
-  soon(callId: string): void;
+  /**
+   * Runs the due jobs of one call in the background, one after another (the API process after a
+   * 202). `leased`: the job offer() leased to this runner, run first and without a claim.
+   */
+  soon(callId: string, leased?: ClaimedJob): void;
+  /**
+   * For a route that queues a job of `callId` and runs it right after its response (soon): the
+   * lease to insert it under (`chain`, enqueueStage's), when this runner will run it — it claims the
+   * stage and is not stopping; `job()` answers the job the enqueue leased, to hand to soon().
+   */
+  offer(callId: string): RunOffer;
   /** Runs the due jobs of one call now, one after another; returns how many ran. */
   runCall(callId: string): Promise<number>;
   /** One claim of due jobs (up to `concurrency`) and their runs; returns how many ran. */
   runOnce(): Promise<number>;
   /** runOnce until nothing is due at the current clock; returns how many ran. */
   drain(): Promise<number>;
+}
+
+/** A route's lease for the job it queues and runs right after its response (JobRunner.offer). */
+export interface RunOffer {
+  chain: RunChain;
+  /** the job the enqueue inserted leased to this runner, if it did */
+  job(): ClaimedJob | undefined;
 }
 
 export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
@@ -215,25 +234,40 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
       await releaseJob(deps.db, { job, owner, now: deps.clock.now() }).catch(() => {});
       return handBack();
     }
+    let committed = false;
     try {
       await write(job, outcome);
+      committed = true;
     } catch (err) {
       if (err instanceof LeaseLost) {
         deps.log.warn({ jobId: job.id, stage: job.stage, callId: job.callId }, err.message);
-        return handBack();
+      } else {
+        // The stage's own write failed (a database error, a constraint): a retryable failure of the
+        // run; or it refused to store what it was given (RunCancelled): the run ends cancelled.
+        try {
+          await write(
+            job,
+            err instanceof RunCancelled ? { kind: 'cancelled', reason: err.reason } : { kind: 'error', err },
+          );
+        } catch (again) {
+          deps.log.error(
+            { err: (again as Error).message, jobId: job.id, stage: job.stage },
+            'processing job outcome not written; the job runs again when its lease expires',
+          );
+        }
       }
-      // The stage's own write failed (a database error, a constraint): a retryable failure of the run.
+    }
+    if (outcome.kind === 'succeeded' && outcome.after) {
       try {
-        await write(job, { kind: 'error', err });
-      } catch (again) {
+        await outcome.after(committed);
+      } catch (err) {
         deps.log.error(
-          { err: (again as Error).message, jobId: job.id, stage: job.stage },
-          'processing job outcome not written; the job runs again when its lease expires',
+          { err: (err as Error).message, jobId: job.id, stage: job.stage, callId: job.callId },
+          'processing stage: the step after its write failed',
         );
       }
-      return handBack();
     }
-    if (outcome.kind !== 'succeeded' || stopping.signal.aborted) return handBack();
+    if (!committed || outcome.kind !== 'succeeded' || stopping.signal.aborted) return handBack();
     return next();
   }
 
@@ -242,8 +276,8 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
    * transaction (processing_job_outcomes: the fleet-wide callcap_processing_job_outcomes_total), and
    * after the commit in this process's prom-client counter callcap_processing_job_runs_total.
    * An outcome with a write of its own runs in a transaction: the call's lock, the lease's check, the
-   * job row and the count in one statement (lockAndEndRun), then the write. One without (a download stored by its own transaction,
-   * a wait, a cancellation, a failure) is one fenced statement, no transaction.
+   * job row and the count in one statement (lockAndEndRun), then the write. One without (a wait, a
+   * cancellation, a failure, a stage that had nothing to store) is one fenced statement, no transaction.
    */
   async function write(job: ClaimedJob, outcome: StageOutcome | { kind: 'error'; err: unknown }) {
     const { end, counted, stageWrite } = endOf(job, outcome);
@@ -313,8 +347,13 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
     }
   }
 
-  async function runCall(callId: string): Promise<number> {
+  async function runCall(callId: string, leased?: ClaimedJob): Promise<number> {
     let n = 0;
+    if (leased) {
+      // inserted leased to this runner by the route that queued it (offer): no claim
+      n += await run(leased);
+      if (stages.length === 1) return n;
+    }
     for (;;) {
       const [job] = await claim(1, callId);
       if (!job) return n;
@@ -377,15 +416,36 @@ export function createJobRunner(deps: Deps, opts: JobRunnerOptions): JobRunner {
       stopping.abort(new Error('the job runner is stopping'));
       while (running.size > 0) await Promise.allSettled([...running]);
     },
-    soon(callId) {
-      if (stopping.signal.aborted) return;
+    soon(callId, leased) {
+      if (stopping.signal.aborted) {
+        // a job leased to this runner is handed back, due at once, instead of waiting out its lease
+        if (leased) {
+          track(releaseJob(deps.db, { job: leased, owner, now: deps.clock.now() })).catch(() => {});
+        }
+        return;
+      }
       track(
         new Promise<void>((resolve) => setImmediate(resolve))
-          .then(() => runCall(callId))
+          .then(() => runCall(callId, leased))
           .catch((err: Error) =>
             deps.log.error({ err: err.message, callId }, 'processing run failed; a worker picks the job up'),
           ),
       );
+    },
+    offer(callId) {
+      let leased: ClaimedJob | undefined;
+      return {
+        chain: {
+          leaseFor: (stage, id) =>
+            id === callId && !leased && !stopping.signal.aborted && stages.includes(stage)
+              ? { owner, leaseUntil: new Date(deps.clock.now().getTime() + leaseMs) }
+              : null,
+          leased: (j) => {
+            leased = j;
+          },
+        },
+        job: () => leased,
+      };
     },
     runCall: (callId) => track(runCall(callId)),
     runOnce,

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/types.ts';
 import type { Deps } from '../../deps.ts';
+import type { RecordingConsent } from '../../domain/recording-consent.ts';
 import type { IngestCall } from '../call-record.ts';
 
 /**
@@ -67,7 +68,18 @@ export interface RunChain {
  * checked under lock: a worker whose lease expired meanwhile writes nothing.
  */
 export type StageOutcome =
-  | { kind: 'succeeded'; write?: StageWrite }
+  | {
+      kind: 'succeeded';
+      write?: StageWrite;
+      /**
+       * Runs once the run's outcome was written, or not (`committed` false: the lease was lost, the
+       * write failed or cancelled the run, and nothing of it committed) — before the runner goes on
+       * to its chain. What must follow the commit (a replaced blob deleted, the carrier's copy) or
+       * undo what came before it (the blob written for a write that did not commit). An error is
+       * logged, never the run's.
+       */
+      after?: (committed: boolean) => Promise<void>;
+    }
   /** not a failure: run again at `until` (the complete stage waiting for the recording) */
   | { kind: 'waiting'; until: Date }
   /** nothing to do, ever: the call is gone (erased), or its audio must not be stored (a refused recording) */
@@ -76,12 +88,28 @@ export type StageOutcome =
   | { kind: 'needs_review'; message: string; write?: StageWrite };
 
 /**
+ * Thrown by a stage's write when what it was to store may no longer be stored (the call, locked,
+ * refuses it now: erased, its recording refused or final): the run's transaction rolls back and the
+ * job ends `cancelled` with the reason, as when the handler answers { kind: 'cancelled' }.
+ */
+export class RunCancelled extends Error {
+  readonly reason: string;
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'RunCancelled';
+    this.reason = reason;
+  }
+}
+
+/**
  * The call row as the run's lock read it (./sql/finish-job.ts lockRun), the same statement that
  * checked the lease: the call as findIngestCall reads it (locked), with its organization's
  * redaction setting — what a stage's write needs to know of what may have changed since its
  * handler read the call. null: the call row is gone.
  */
 export type LockedCall = IngestCall & {
+  /** the caller's answer to the consent announcement (domain/recording-consent.ts) */
+  recording_consent: RecordingConsent;
   /** the organization's redaction setting (src/capture/redaction), read in the same statement */
   redaction_enabled: boolean;
 };

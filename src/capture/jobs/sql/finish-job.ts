@@ -18,9 +18,12 @@ export class LeaseLost extends Error {
   }
 }
 
-/** The call row locked first, whole (lockRun's answer), for the statements that lock a run: `call`. */
+/**
+ * The call row locked first, whole (lockRun's answer), for the statements that lock a run: `call`;
+ * with its consent answer, which the download stage's write checks before it stores audio.
+ */
 const LOCK_CALL_CTE = `WITH call AS MATERIALIZED (
-  SELECT ${INGEST_CALL_COLUMNS}, o.redaction_enabled
+  SELECT ${INGEST_CALL_COLUMNS}, c.recording_consent, o.redaction_enabled
     FROM calls c JOIN organizations o ON o.id = c.organization_id
    WHERE c.id = $4
      FOR UPDATE OF c
@@ -48,7 +51,7 @@ export async function lockRun(tx: Queryable, job: ClaimedJob, owner: string): Pr
   const r = await tx.query<{ found: boolean } & LockedCall>(
     LOCK_RUN_SQL,
     [job.id, owner, job.attempts, job.callId],
-    { name: 'capture_lock_run_v3' },
+    { name: 'capture_lock_run_v4' },
   );
   const row = r.rows[0];
   if (!row) throw new LeaseLost(job);
@@ -191,7 +194,7 @@ export async function lockAndEndRun(
   p: { job: ClaimedJob; owner: string; end: RunEnd; outcome: JobOutcome; now: Date },
 ): Promise<LockedCall | null> {
   const r = await tx.query<{ found: boolean } & LockedCall>(LOCK_AND_END_RUN_SQL, endParams(p), {
-    name: 'capture_lock_end_run_v2',
+    name: 'capture_lock_end_run_v3',
   });
   const row = r.rows[0];
   if (!row) throw new LeaseLost(p.job);

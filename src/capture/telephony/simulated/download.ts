@@ -4,20 +4,23 @@ import { consentAllowsRecording, type RecordingConsent } from '../../../domain/r
 import { AppError } from '../../../errors.ts';
 import { isUuid } from '../../../ids.ts';
 import type { StageHandler } from '../../jobs/types.ts';
-import { deleteBlob, storeRecording } from '../../recording-ingest.ts';
+import { deleteBlob, type PreparedRecording, prepareRecording, storedByRun } from '../../recording-ingest.ts';
 import { SIMULATED_URL_PREFIX } from './store.ts';
 
 /**
  * The download stage of a simulated call: the recording the simulated carrier announced is read
- * from its own store (never over HTTP) and stored through the same ingest path as a Twilio
- * download (storeRecording: duration measured, recording_sid kept, call.recording.ready, the
- * transcribe stage queued — from the script: no speech-to-text provider is called). The file in
- * the simulated store is deleted once the call holds its copy. Idempotent like Twilio's.
+ * from its own store (never over HTTP) into the call's blob, measured (prepareRecording), and stored
+ * by the run's write through the same ingest path as a Twilio download (storedByRun: recording_sid
+ * kept, call.recording.ready, the transcribe stage queued — from the script: no speech-to-text
+ * provider is called — in the run's transaction, after its lock). The file in the simulated store is
+ * deleted once the call holds its copy. Idempotent like Twilio's.
  */
 export async function downloadSimulatedRecording(
   deps: Deps,
   callId: string,
-): Promise<'stored' | 'skipped' | 'refused'> {
+): Promise<
+  'skipped' | 'refused' | { recording: PreparedRecording; recordingSid: string | null; key: string }
+> {
   if (!isUuid(callId)) return 'skipped';
   const { rows } = await deps.db.query<{
     recording_state: string;
@@ -44,12 +47,8 @@ export async function downloadSimulatedRecording(
       'the simulated recording is missing from the simulated store',
     );
   }
-  await storeRecording(deps, callId, deps.store.read(key), {
-    recordingSid: call.recording_sid ?? undefined,
-    transcribe: true,
-  });
-  await deleteBlob(deps, key);
-  return 'stored';
+  const recording = await prepareRecording(deps, callId, deps.store.read(key));
+  return { recording, recordingSid: call.recording_sid, key };
 }
 
 export const simulatedDownloadStage: StageHandler = async ({ deps, job }) => {
@@ -65,5 +64,11 @@ export const simulatedDownloadStage: StageHandler = async ({ deps, job }) => {
   if (outcome === 'refused') {
     return { kind: 'cancelled', reason: 'the caller refused the recording: not stored' };
   }
-  return { kind: 'succeeded' };
+  if (outcome === 'skipped') return { kind: 'succeeded' };
+  const { key } = outcome;
+  return storedByRun(deps, outcome.recording, {
+    recordingSid: outcome.recordingSid ?? undefined,
+    transcribe: true,
+    afterCommit: () => deleteBlob(deps, key),
+  });
 };

@@ -5,9 +5,8 @@ import { AppError } from '../../../errors.ts';
 import { isUuid } from '../../../ids.ts';
 import type { RecordingCall } from '../../../recordings/call-recording.ts';
 import { MAX_RECORDING_BYTES } from '../../../recordings/measure.ts';
-import type { RunChain, StageHandler } from '../../jobs/types.ts';
-import { storeRecording } from '../../recording-ingest.ts';
-import { redactionEnabled } from '../../redaction/index.ts';
+import type { StageHandler } from '../../jobs/types.ts';
+import { type PreparedRecording, prepareRecording, storedByRun } from '../../recording-ingest.ts';
 import { findAccountBySid } from '../accounts.ts';
 import { deleteCarrierCopy } from '../provider-recordings.ts';
 import { deleteRefusedRecording } from './recording.ts';
@@ -15,11 +14,13 @@ import { fetchRecordingMp3 } from './rest.ts';
 
 /**
  * The download stage of a Twilio call: fetches <provider_recording_url>.mp3 with the account's
- * credentials (only from TWILIO_API_BASE_URL's origin), streams it into the blob store and stores it
- * through the ingest path (storeRecording: duration measured, recording_sid kept,
- * call.recording.ready, completion step). Idempotent: a call whose audio is already stored (or that
- * has nothing to fetch, or is gone) is 'skipped'; a call whose caller refused the recording at the
- * consent announcement is 'refused' and nothing is fetched.
+ * credentials (only from TWILIO_API_BASE_URL's origin) and streams it into the blob store, measured
+ * (prepareRecording, the ingest path's first step), then answers it: the stage's write stores it
+ * (writeRecording: recording_sid kept, call.recording.ready, completion step or the transcription
+ * queued) in the job run's own transaction, after the run's lock — the call locked, the lease checked,
+ * the job ended (lockAndEndRun), so a run that lost its lease stores nothing. Idempotent: a call whose
+ * audio is already stored (or that has nothing to fetch, or is gone) is 'skipped'; a call whose caller
+ * refused the recording at the consent announcement is 'refused' and nothing is fetched.
  *
  * Failures (docs/capture.md "Processing jobs"): a file that cannot become a recording by being
  * fetched again — more than MAX_RECORDING_BYTES (declared by Twilio's Content-Length, or counted
@@ -31,10 +32,10 @@ import { fetchRecordingMp3 } from './rest.ts';
 export async function downloadRecording(
   deps: Deps,
   callId: string,
-  opts: { signal?: AbortSignal; chain?: RunChain } = {},
-): Promise<'stored' | 'skipped' | 'refused'> {
+  opts: { signal?: AbortSignal } = {},
+): Promise<'skipped' | 'refused' | { recording: PreparedRecording; recordingSid: string | null }> {
   if (!isUuid(callId)) return 'skipped';
-  // the call as storeRecording reads it (its first check, before a byte is fetched), and the carrier's side
+  // the call as prepareRecording checks it (before a byte is fetched), and the carrier's side
   const { rows } = await deps.db.query<
     RecordingCall & { provider_recording_url: string | null; provider_account_sid: string | null }
   >(
@@ -60,16 +61,8 @@ export async function downloadRecording(
     throw tooLarge(`the recording is ${media.declaredBytes} bytes (Content-Length)`);
   }
   try {
-    const { transcriptionQueued } = await storeRecording(deps, callId, media.body, {
-      recordingSid: call.recording_sid ?? undefined,
-      chain: opts.chain,
-      before: call,
-    });
-    // No transcription follows (the transcript came first, or none is configured): this file is our
-    // final copy; otherwise the transcribe stage deletes the carrier's once it stored the silenced one.
-    if (!transcriptionQueued && (await redactionEnabled(deps.db, call.organization_id))) {
-      await deleteCarrierCopy(deps, callId);
-    }
+    const recording = await prepareRecording(deps, callId, media.body, { before: call });
+    return { recording, recordingSid: call.recording_sid };
   } catch (err) {
     if (err instanceof AppError && err.code === 'PAYLOAD_TOO_LARGE') {
       throw tooLarge(`the recording Twilio served exceeds ${MAX_RECORDING_BYTES} bytes`);
@@ -87,7 +80,6 @@ export async function downloadRecording(
     // a body left unread (the call refused its audio before a byte was read) closes its connection
     media.close();
   }
-  return 'stored';
 }
 
 const tooLarge = (what: string) =>
@@ -112,7 +104,7 @@ export const CONSENT_REFUSED_REASON =
 export const downloadStage: StageHandler = async ({ deps, job, signal, chain }) => {
   let outcome: Awaited<ReturnType<typeof downloadRecording>>;
   try {
-    outcome = await downloadRecording(deps, job.callId, { signal, chain });
+    outcome = await downloadRecording(deps, job.callId, { signal });
   } catch (err) {
     if (err instanceof AppError && (err.code === 'CONFLICT' || err.code === 'NOT_FOUND')) {
       return { kind: 'cancelled', reason: `not stored: ${err.message}` };
@@ -123,5 +115,15 @@ export const downloadStage: StageHandler = async ({ deps, job, signal, chain }) 
     await deleteRefusedRecording(deps, job.callId);
     return { kind: 'cancelled', reason: CONSENT_REFUSED_REASON };
   }
-  return { kind: 'succeeded' };
+  if (outcome === 'skipped') return { kind: 'succeeded' };
+  // Stored by the run's write; then, no transcription following and the organization redacting,
+  // this file is our final copy and the carrier's goes (otherwise the transcribe stage deletes it
+  // once it stored the silenced one).
+  return storedByRun(deps, outcome.recording, {
+    recordingSid: outcome.recordingSid ?? undefined,
+    chain,
+    afterCommit: async ({ transcriptionQueued, redactionEnabled }) => {
+      if (!transcriptionQueued && redactionEnabled) await deleteCarrierCopy(deps, job.callId);
+    },
+  });
 };

@@ -2,6 +2,7 @@ import type { Deps } from '../../../deps.ts';
 import { consentAllowsRecording } from '../../../domain/recording-consent.ts';
 import { AppError } from '../../../errors.ts';
 import { enqueueStage } from '../../jobs/enqueue.ts';
+import type { RunChain } from '../../jobs/types.ts';
 import { refuseRecordingIn } from '../../recording-lifecycle.ts';
 import type { TelephonyAccount } from '../accounts.ts';
 import { claimCallback } from '../callbacks.ts';
@@ -15,7 +16,10 @@ import type { FormParams } from './signature.ts';
  * POST …/calls/{id}/recording: Twilio's recordingStatusCallback (the <Dial> or <Record> the service
  * answered). Applied at most once per RecordingSid and status:
  *   completed: the recording's sid, URL and channel count are stored and its download job is queued,
- *     due at once (the caller runs it right after Twilio has its answer; a worker retries it). A
+ *     due at once (the caller runs it right after Twilio has its answer; a worker retries it) —
+ *     inserted already leased to the caller's runner when `opts.chain` takes it (the route's
+ *     JobRunner.offer: its soon() runs it without a claim; should that process die first, the job
+ *     is any runner's once the lease expires, 30 s). A
  *     RecordingUrl that is not on TWILIO_API_BASE_URL's origin is never fetched: logged, and the
  *     recording counts as refused.
  *   completed, for a call whose caller refused the recording at the consent announcement (or never
@@ -31,6 +35,7 @@ export async function recordingStatusCallback(
   account: TelephonyAccount,
   callId: string,
   p: FormParams,
+  opts: { chain?: RunChain } = {},
 ): Promise<{ download: boolean }> {
   const status = str(p, 'RecordingStatus');
   const recordingSid = str(p, 'RecordingSid');
@@ -102,15 +107,17 @@ export async function recordingStatusCallback(
       if (call.direction === 'outbound') await noteOutboundRecording(tx, deps, call.id);
       const channels = Number(str(p, 'RecordingChannels'));
       // The one download mechanism: this durable job, due now. The route runs it right after
-      // Twilio has its answer (so no runner is woken for it); should that fail (or the process
-      // die), a worker retries it (its poll finds the job). The call's UPDATE (the recording's sid,
-      // URL, channels) rides in the enqueue's statement: one round trip, not two.
+      // Twilio has its answer (so no runner is woken for it), inserted leased to the route's runner
+      // when it takes it (opts.chain: no claim); should that fail (or the process die), a worker
+      // retries it (its poll finds the job: at once, or once the lease expired). The call's UPDATE
+      // (the recording's sid, URL, channels) rides in the enqueue's statement: one round trip, not two.
       await enqueueStage(tx, {
         organizationId: call.organization_id,
         callId: call.id,
         stage: 'download',
         now,
         wake: false,
+        chain: opts.chain,
         // which carrier's store holds the file (capture/telephony/download-stage.ts); none: Twilio
         input: account.provider === 'twilio' ? null : { carrier: account.provider },
         also: {

@@ -20,7 +20,10 @@ type CallParams = { Params: { id: string } };
  * Inbound calls (operator-api.md "Callbacks"): the Voice URL and status callback an operator sets
  * on each Twilio number, and the URLs the service itself names in its TwiML.
  */
-export function inboundRoutes(deps: Deps, opts: { jobs: Pick<JobRunner, 'soon'> }): FastifyPluginAsync {
+export function inboundRoutes(
+  deps: Deps,
+  opts: { jobs: Pick<JobRunner, 'soon' | 'offer'> },
+): FastifyPluginAsync {
   return async (app) => {
     app.post('/voice', async (req, reply) => {
       const { account, params } = twilioRequest(req);
@@ -51,11 +54,16 @@ export function inboundRoutes(deps: Deps, opts: { jobs: Pick<JobRunner, 'soon'> 
     app.post<CallParams>('/calls/:id/recording', async (req, reply) => {
       const { account, params } = twilioRequest(req);
       const callId = pathId(req.params.id, 'call');
-      const { download } = await recordingStatusCallback(deps, account, callId, params);
+      // The download job is inserted leased to this listener's runner (no claim after the answer);
+      // past its lease (30 s: this process died first) it is any runner's.
+      const offer = opts.jobs.offer(callId);
+      const { download } = await recordingStatusCallback(deps, account, callId, params, {
+        chain: offer.chain,
+      });
       // 204 for every recording callback, a refused one included: Twilio retries anything else.
       await reply.code(204).send();
       // After Twilio has its answer: the queued download job streams the MP3 into storage.
-      if (download) opts.jobs.soon(callId);
+      if (download) opts.jobs.soon(callId, offer.job());
       return reply;
     });
   };
