@@ -68,8 +68,9 @@ const fetches = (recordingSid: string) =>
     .length;
 
 /** Files left under the call's recordings folder (partial or stored). */
+/** The call's blobs in the store (keys `recordings/<org>/<call>/…` under the store's own `recordings/` folder). */
 async function filesOf(org: TelephonyOrg, id: string): Promise<string[]> {
-  return readdir(join(t.h.dataDir, 'recordings', org.orgId, id)).catch(() => []);
+  return readdir(join(t.h.dataDir, 'recordings', 'recordings', org.orgId, id)).catch(() => []);
 }
 
 /**
@@ -212,6 +213,8 @@ test('Twilio answering 500 is retried by the durable job after its backoff, and 
     await waitFor(async () => (await downloadJob(id))?.state === 'succeeded', 'the retry to succeed', 10_000);
     assert.equal((await callState(t, id)).recording_state, 'available');
     assert.equal(fetches(sid), 2, 'one failed fetch, one that succeeded');
+    // the one fetch that succeeded left one blob (and filesOf looks where blobs are: its [] above can fail)
+    assert.equal((await filesOf(org, id)).length, 1);
     const done = await processing(id);
     assert.equal(done.download.state, 'succeeded');
     assert.equal(done.download.attempts, 2);
