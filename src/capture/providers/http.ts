@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
@@ -183,11 +182,13 @@ function send(
     };
     const req = request(url, { method, headers: hs }, (r) => {
       res = r;
+      // an error of the answer reaches its reader (readAtMost's iteration); unread (a redirect's), it is dropped
+      r.on('error', () => {});
       r.once('close', () => signal.removeEventListener('abort', abort));
       resolve(r);
     });
     signal.addEventListener('abort', abort, { once: true });
-    req.once('error', (err) => {
+    req.on('error', (err) => {
       if (!res) signal.removeEventListener('abort', abort);
       reject(signal.aborted ? signal.reason : fetchFailed(err));
     });
@@ -214,16 +215,30 @@ function send(
   });
 }
 
-/** Writes a multipart body's pieces in order (a file's bytes as they are read), then ends the request. */
+/**
+ * Writes a multipart body's pieces in order (a file's bytes as they are read), then ends the request.
+ * A request closed meanwhile (an error, an abort, the server done with it) stops the writing and
+ * closes the file.
+ */
 async function writePieces(req: ClientRequest, pieces: (Buffer | { path: string })[]): Promise<void> {
   const write = async (chunk: Buffer) => {
-    if (!req.write(chunk)) await once(req, 'drain');
+    if (req.destroyed) throw new Error('the request was closed');
+    if (req.write(chunk)) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        req.off('drain', done);
+        req.off('close', done);
+        resolve();
+      };
+      req.on('drain', done);
+      req.on('close', done);
+    });
   };
   for (const p of pieces) {
     if (Buffer.isBuffer(p)) await write(p);
     else for await (const chunk of createReadStream(p.path)) await write(chunk as Buffer);
   }
-  req.end();
+  if (!req.destroyed) req.end();
 }
 
 export async function postJson(
