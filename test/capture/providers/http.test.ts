@@ -82,7 +82,9 @@ test('a multipart form (bytes in memory and a file read from its path) arrives a
   assert.equal(r!.headers['transfer-encoding'], undefined);
   const type = String(r!.headers['content-type']);
   assert.match(type, /^multipart\/form-data; boundary=/);
-  const parsed = await new Response(new Uint8Array(r!.body), { headers: { 'content-type': type } }).formData();
+  const parsed = await new Response(new Uint8Array(r!.body), {
+    headers: { 'content-type': type },
+  }).formData();
   const file = parsed.get('file') as File;
   assert.equal(file.name, 'agent-0.wav');
   assert.equal(file.type, 'audio/wav');
@@ -102,7 +104,10 @@ test('a string body is sent with its length, as text/plain unless the caller nam
   handler = (_req, res) => json(res, {});
   await postJson(h, `${a.url}/x`, { headers: {}, body: 'héllo' });
   await postJson(h, `${a.url}/x`, { headers: { 'Content-Type': 'application/json' }, body: '{"a":1}' });
-  await postJson(h, `${a.url}/x`, { headers: {}, body: Readable.from([Buffer.from('ab'), Buffer.from('cd')]) });
+  await postJson(h, `${a.url}/x`, {
+    headers: {},
+    body: Readable.from([Buffer.from('ab'), Buffer.from('cd')]),
+  });
   assert.equal(seen[0]!.headers['content-type'], 'text/plain;charset=UTF-8');
   assert.equal(seen[0]!.headers['content-length'], '6');
   assert.equal(seen[0]!.body.toString('utf8'), 'héllo');
