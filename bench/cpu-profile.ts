@@ -109,9 +109,11 @@ export function summariseProfile(profile: CpuProfile): ProfileSummary {
         if (/_http_client|_http_agent/.test(url)) client = true;
         lib ??= LIBS.find(([re]) => re.test(url))?.[1] ?? null;
         // src/db is the query wrapper every stage calls through: the stage above it gets the sample
-        if (/\/src\//.test(url) && !/node_modules|\/src\/db\//.test(url))
+        // src/capture/http-client.ts is the client the providers and the Twilio DELETE call through: the caller decides
+        if (/\/src\//.test(url) && !/node_modules|\/src\/db\/|\/src\/capture\/http-client\.ts/.test(url))
           src = SRC.find(([re]) => re.test(url))![1];
         else if (/\/src\/db\//.test(url)) lib ??= DB_CLIENT;
+        else if (/\/src\/capture\/http-client\.ts/.test(url)) lib ??= HTTP_CLIENT;
       }
       if (client && lib === HTTP_SERVER) lib = HTTP_CLIENT;
       out =
