@@ -11,7 +11,8 @@
  * event loop's utilisation over the same span. Each download is the download stage's path without
  * PostgreSQL: fetchRecordingMp3 → BlobStore.put(cappedChunks(…, Mp3Sniffer)) → measureMp3; each
  * transcription is openAiTranscription().transcribe of the stored file (as the transcribe stage
- * opens it). N (default 200) of each per round, one at a time, after WARM (default 50) unmeasured.
+ * opens it); and Twilio's recording DELETE (a 404). N (default 200) of each per round, one at a time,
+ * after WARM (default 50) unmeasured.
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -42,6 +43,8 @@ interface Tree {
   label: string;
   download(i: number): Promise<string>;
   transcribe(key: string): Promise<void>;
+  /** Twilio's recording DELETE (a sid the fake does not hold: 404, not_found) */
+  remove(): Promise<void>;
 }
 
 async function load(label: string, tree: string): Promise<Tree> {
@@ -74,6 +77,10 @@ async function load(label: string, tree: string): Promise<Tree> {
       }
       return key;
     },
+    async remove() {
+      const r = await rest.deleteTwilioRecording(config, servers.account, `RE${'f'.repeat(32)}`);
+      if (r !== 'not_found') throw new Error(r);
+    },
     async transcribe(key) {
       const r = await stt.transcribe({
         openAudio: async () => store.read(key),
@@ -90,7 +97,9 @@ async function load(label: string, tree: string): Promise<Tree> {
 const trees = [...(baseTree ? [await load('base', baseTree)] : []), await load('this', here)];
 let seq = 0;
 
-async function measure(t: Tree): Promise<{ download: number; transcribe: number; elu: [number, number] }> {
+async function measure(
+  t: Tree,
+): Promise<{ download: number; transcribe: number; remove: number; elu: [number, number] }> {
   const keys: string[] = [];
   for (let i = 0; i < WARM; i++) await t.transcribe(await t.download(seq++));
   let ns = mainThreadNs();
@@ -102,18 +111,25 @@ async function measure(t: Tree): Promise<{ download: number; transcribe: number;
   elu = performance.eventLoopUtilization();
   for (const k of keys) await t.transcribe(k);
   const transcribe = (mainThreadNs() - ns) / N / 1e6;
-  return { download, transcribe, elu: [eluDownload, performance.eventLoopUtilization(elu).utilization] };
+  const eluTranscribe = performance.eventLoopUtilization(elu).utilization;
+  for (let i = 0; i < WARM; i++) await t.remove();
+  ns = mainThreadNs();
+  for (let i = 0; i < N; i++) await t.remove();
+  const remove = (mainThreadNs() - ns) / N / 1e6;
+  return { download, transcribe, remove, elu: [eluDownload, eluTranscribe] };
 }
 
 const log = (s: string) => process.stdout.write(`${s}\n`);
 log(`main thread CPU per operation, ms (N=${N} each, ${WARM} warm-up, one at a time)`);
-log('| round | tree | download | transcribe (split + 2 uploads) | ELU download / transcribe |');
-log('| ---: | --- | ---: | ---: | --- |');
+log(
+  '| round | tree | download | transcribe (split + 2 uploads) | Twilio DELETE | ELU download / transcribe |',
+);
+log('| ---: | --- | ---: | ---: | ---: | --- |');
 for (let r = 1; r <= ROUNDS; r++) {
   for (const t of trees) {
     const x = await measure(t);
     log(
-      `| ${r} | ${t.label} | ${x.download.toFixed(3)} | ${x.transcribe.toFixed(3)} | ${x.elu[0].toFixed(2)} / ${x.elu[1].toFixed(2)} |`,
+      `| ${r} | ${t.label} | ${x.download.toFixed(3)} | ${x.transcribe.toFixed(3)} | ${x.remove.toFixed(3)} | ${x.elu[0].toFixed(2)} / ${x.elu[1].toFixed(2)} |`,
     );
   }
 }
