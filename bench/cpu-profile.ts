@@ -6,7 +6,8 @@
  *      wrapper): the stage that file belongs to (the SQL a stage sends — pg's query serialisation,
  *      the socket write — counts to that stage);
  *   3. else (no service frame on the stack: a reply being parsed, a socket callback) the library the
- *      leaf is in: pg replies, undici replies/bodies, fastify's request parsing, or the runtime.
+ *      leaf is in: pg replies, HTTP client replies/bodies (undici, or node:http with a client frame on
+ *      the stack), fastify's request parsing, or the runtime.
  * Idle samples are left out; the shares are of the busy samples. A sample's time is the gap to the
  * next one, so the profiler's own interval drift does not bias a category.
  */
@@ -35,6 +36,8 @@ export interface ProfileSummary {
 
 const DECODE = 'transcribe: MP3 decode (mpg123 WebAssembly)';
 const DB_CLIENT = 'database client: queries sent outside a stage (src/db, pg)';
+const HTTP_CLIENT = 'HTTP client: replies, bodies (undici, node:http; no service frame)';
+const HTTP_SERVER = 'HTTP server: parsing, routing (no service frame)';
 
 /** The service's files, by the stage they run in (first match wins). */
 const SRC: [RegExp, string][] = [
@@ -73,10 +76,10 @@ const SRC: [RegExp, string][] = [
 const LIBS: [RegExp, string][] = [
   [/mpg123-decoder|@wasm-audio-decoders/, DECODE],
   [/node_modules\/pg(-protocol|-pool|-types|-connection-string)?\//, 'pg client: replies (no service frame)'],
-  [/undici/, 'HTTP client: replies, bodies (undici; no service frame)'],
+  [/undici|_http_client|_http_agent/, HTTP_CLIENT],
   [
     /fastify|find-my-way|avvio|light-my-request|_http_server|_http_common|_http_incoming|_http_outgoing/,
-    'HTTP server: parsing, routing (no service frame)',
+    HTTP_SERVER,
   ],
   [/music-metadata|strtok3|token-types|peek-readable/, 'music-metadata (no service frame)'],
 ];
@@ -98,15 +101,21 @@ export function summariseProfile(profile: CpuProfile): ProfileSummary {
     else {
       let lib: string | null = null;
       let src: string | null = null;
+      let client = false;
       for (let at: number | undefined = id; at !== undefined && !src; at = parent.get(at)) {
         const url = byId.get(at)!.callFrame.url;
         if (!url) continue;
+        // node:http's parser and messages serve both sides: a client's frame below says which
+        if (/_http_client|_http_agent/.test(url)) client = true;
         lib ??= LIBS.find(([re]) => re.test(url))?.[1] ?? null;
         // src/db is the query wrapper every stage calls through: the stage above it gets the sample
-        if (/\/src\//.test(url) && !/node_modules|\/src\/db\//.test(url))
+        // src/capture/http-client.ts is the client the providers and the Twilio DELETE call through: the caller decides
+        if (/\/src\//.test(url) && !/node_modules|\/src\/db\/|\/src\/capture\/http-client\.ts/.test(url))
           src = SRC.find(([re]) => re.test(url))![1];
         else if (/\/src\/db\//.test(url)) lib ??= DB_CLIENT;
+        else if (/\/src\/capture\/http-client\.ts/.test(url)) lib ??= HTTP_CLIENT;
       }
+      if (client && lib === HTTP_SERVER) lib = HTTP_CLIENT;
       out =
         lib === DECODE ? DECODE : (src ?? lib ?? 'runtime: streams, timers, promises, fs (no service frame)');
     }

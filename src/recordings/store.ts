@@ -32,15 +32,20 @@ export function fileBlobStore(root: string): BlobStore {
       const path = pathOf(key);
       await mkdir(dirname(path), { recursive: true });
       const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
+      let bytes: number;
       try {
-        if (body instanceof Readable) await pipeline(body, createWriteStream(tmp));
-        else await writeChunks(tmp, body);
+        if (body instanceof Readable) {
+          const file = createWriteStream(tmp);
+          await pipeline(body, file);
+          bytes = file.bytesWritten;
+        } else bytes = await writeChunks(tmp, body);
         await rename(tmp, path);
       } catch (err) {
         await rm(tmp, { force: true });
         throw err;
       }
-      return { bytes: (await stat(path)).size };
+      // the bytes written, counted (the file is this put's alone until renamed): no stat of it
+      return { bytes };
     },
     async size(key) {
       try {
@@ -61,15 +66,18 @@ export function fileBlobStore(root: string): BlobStore {
   return store;
 }
 
-/** Each chunk written whole before the next is asked for: one write in flight, nothing queued. */
-async function writeChunks(path: string, body: AsyncIterable<Buffer>): Promise<void> {
+/** Each chunk written whole before the next is asked for: one write in flight, nothing queued. Answers the bytes written. */
+async function writeChunks(path: string, body: AsyncIterable<Buffer>): Promise<number> {
   const file = await open(path, 'wx');
+  let bytes = 0;
   try {
     for await (const chunk of body) {
       let at = 0;
       while (at < chunk.length) at += (await file.write(chunk, at, chunk.length - at)).bytesWritten;
+      bytes += at;
     }
   } finally {
     await file.close();
   }
+  return bytes;
 }

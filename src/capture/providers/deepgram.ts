@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import type { Clock } from '../../clock.ts';
 import { channelOfSpeaker, speakerOfChannel } from '../../domain/recording-channels.ts';
 import { type ProviderHttp, postJson, tooLarge } from './http.ts';
@@ -107,8 +106,7 @@ export function deepgramTranscription(opts: DeepgramOptions): TranscriptionProvi
       try {
         answer = await postJson(http, `${base}/v1/listen?${q}`, {
           headers,
-          body: Readable.toWeb(audio) as ReadableStream,
-          duplex: 'half',
+          body: audio,
           signal: input.signal,
         });
       } finally {

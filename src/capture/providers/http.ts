@@ -1,4 +1,9 @@
+import type { IncomingMessage } from 'node:http';
 import type { Clock } from '../../clock.ts';
+import { exchange, fetchFailed, type RequestBody } from '../http-client.ts';
+
+export { Multipart } from '../http-client.ts';
+
 import { ProviderError } from './types.ts';
 
 /**
@@ -38,25 +43,20 @@ const RETRY_AFTER_MAX_MS = 6 * 60 * 60 * 1000;
 export async function postJson(
   h: ProviderHttp,
   url: string,
-  init: { headers: Record<string, string>; body: RequestInit['body']; signal?: AbortSignal; duplex?: 'half' },
+  init: { headers: Record<string, string>; body: RequestBody; signal?: AbortSignal },
 ): Promise<unknown> {
   const timeout = AbortSignal.timeout(h.timeoutMs);
   // aborted by us when an answer passes its limit: the connection is closed, nothing more is read
   const cut = new AbortController();
   const signal = AbortSignal.any(init.signal ? [init.signal, timeout, cut.signal] : [timeout, cut.signal]);
-  let res: Response;
+  let res: IncomingMessage;
   try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: init.headers,
-      body: init.body,
-      signal,
-      ...(init.duplex ? { duplex: init.duplex } : {}),
-    } as RequestInit);
+    res = await exchange(new URL(url), 'POST', init.headers, init.body, signal);
   } catch (err) {
     throw networkError(h, err, timeout, init.signal);
   }
-  const failed = res.status >= 400;
+  const status = res.statusCode!;
+  const failed = status >= 400;
   const maxAnswerBytes = h.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
   const limit = failed ? Math.min(ERROR_BODY_MAX, maxAnswerBytes) : maxAnswerBytes;
   const answerTooLarge = () => {
@@ -64,11 +64,11 @@ export async function postJson(
     return new ProviderError(
       h.provider,
       'answer_too_large',
-      `${h.provider} answered ${res.status} with a body over ${maxAnswerBytes} bytes, the most this service reads (PROVIDER_MAX_ANSWER_BYTES); the answer was dropped`,
-      { status: res.status },
+      `${h.provider} answered ${status} with a body over ${maxAnswerBytes} bytes, the most this service reads (PROVIDER_MAX_ANSWER_BYTES); the answer was dropped`,
+      { status },
     );
   };
-  const declared = Number(res.headers.get('content-length') ?? Number.NaN);
+  const declared = Number(res.headers['content-length'] ?? Number.NaN);
   if (!failed && declared > limit) throw answerTooLarge();
   let text: string;
   try {
@@ -81,20 +81,21 @@ export async function postJson(
     if (err instanceof ProviderError) throw err;
     throw networkError(h, err, timeout, init.signal);
   }
-  if (res.status === 429 || res.status >= 500) {
+  const statusText = res.statusMessage ?? '';
+  if (status === 429 || status >= 500) {
     throw new ProviderError(
       h.provider,
       'retryable',
-      `${h.provider} answered ${res.status}: ${providerMessage(h, text) || res.statusText}`,
-      { status: res.status, retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), h.clock.now()) },
+      `${h.provider} answered ${status}: ${providerMessage(h, text) || statusText}`,
+      { status, retryAfterMs: parseRetryAfter(headerOf(res, 'retry-after'), h.clock.now()) },
     );
   }
-  if (res.status >= 400) {
+  if (status >= 400) {
     throw new ProviderError(
       h.provider,
       'fatal',
-      `${h.provider} answered ${res.status}: ${providerMessage(h, text) || res.statusText}`,
-      { status: res.status },
+      `${h.provider} answered ${status}: ${providerMessage(h, text) || statusText}`,
+      { status },
     );
   }
   try {
@@ -103,35 +104,39 @@ export async function postJson(
     throw new ProviderError(
       h.provider,
       'fatal',
-      `${h.provider} answered ${res.status} with a body that is not JSON`,
+      `${h.provider} answered ${status} with a body that is not JSON`,
       {
-        status: res.status,
+        status,
         cause: err,
       },
     );
   }
 }
 
+/** A response header as fetch's Headers.get reads it: repeated ones joined with ", ". */
+function headerOf(res: IncomingMessage, name: string): string | null {
+  const v = res.headers[name];
+  return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+}
+
 /**
  * The body as text, read chunk by chunk up to `limit` bytes; `over` when there was more (the rest is
  * not read: the caller closes the connection). Never holds more than limit + one chunk.
  */
-async function readAtMost(res: Response, limit: number): Promise<{ text: string; over: boolean }> {
-  if (!res.body) return { text: '', over: false };
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
+async function readAtMost(res: IncomingMessage, limit: number): Promise<{ text: string; over: boolean }> {
+  const chunks: Buffer[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
+  for await (const value of res as AsyncIterable<Buffer>) {
     if (total + value.byteLength > limit) {
       chunks.push(value.subarray(0, limit - total));
-      reader.cancel().catch(() => {});
+      res.destroy();
       return { text: Buffer.concat(chunks).toString('utf8'), over: true };
     }
     total += value.byteLength;
     chunks.push(value);
   }
+  // a body that ended early (the connection lost before its Content-Length) is an error, as in fetch
+  if (!res.complete) throw fetchFailed(new Error('terminated'));
   return { text: Buffer.concat(chunks).toString('utf8'), over: false };
 }
 
@@ -152,7 +157,8 @@ function networkError(
         cause: err,
       },
     );
-  const code = (err as { cause?: { code?: string } })?.cause?.code;
+  const e = err as { code?: string; cause?: { code?: string } } | undefined;
+  const code = e?.cause?.code ?? e?.code;
   return new ProviderError(
     h.provider,
     'retryable',

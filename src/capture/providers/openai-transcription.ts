@@ -1,11 +1,11 @@
-import { createWriteStream, openAsBlob } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Clock } from '../../clock.ts';
 import { channelOfSpeaker, speakerOfChannel } from '../../domain/recording-channels.ts';
-import { type ProviderHttp, postJson, tooLarge } from './http.ts';
+import { Multipart, type ProviderHttp, postJson, tooLarge } from './http.ts';
 import { splitStereoMp3InThread, startSplitThread } from './split-thread.ts';
 import { labelledText, mergeSegments, whisperLanguage } from './transcript.ts';
 import {
@@ -126,20 +126,14 @@ export function openAiTranscription(opts: OpenAiTranscriptionOptions): Transcrip
 
   /** `audio`: a file's path, or the bytes of a window kept in memory */
   const upload = async (audio: string | Buffer, filename: string, type: string, signal?: AbortSignal) => {
-    const form = new FormData();
-    form.append(
-      'file',
-      typeof audio === 'string'
-        ? await openAsBlob(audio, { type })
-        : new Blob([audio as Uint8Array<ArrayBuffer>], { type }),
-      filename,
-    );
-    form.append('model', model);
-    form.append('response_format', 'verbose_json');
-    form.append('timestamp_granularities[]', 'segment');
-    // word times: what silencing a redacted card number in the recording needs (docs/capture.md "Redaction")
-    form.append('timestamp_granularities[]', 'word');
-    form.append('temperature', '0');
+    const form = new Multipart()
+      .file('file', typeof audio === 'string' ? { path: audio } : audio, filename, type)
+      .field('model', model)
+      .field('response_format', 'verbose_json')
+      .field('timestamp_granularities[]', 'segment')
+      // word times: what silencing a redacted card number in the recording needs (docs/capture.md "Redaction")
+      .field('timestamp_granularities[]', 'word')
+      .field('temperature', '0');
     const headers: Record<string, string> = {};
     if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
     const body = await postJson(http, `${base}/audio/transcriptions`, { headers, body: form, signal });

@@ -9,8 +9,9 @@ import type { SplitResult } from './wav.ts';
  * voice detector and the talk metrics' levels — ~6 ms of CPU per one-minute call — run beside the
  * service's main thread instead of on it. The main thread answers PostgreSQL: while it decodes,
  * connections it holds inside transactions wait for it (docs/benchmarks.md, issue 16). The recording
- * is still read here as it streams (the store is the main thread's), each chunk copied to the thread;
- * at most IN_FLIGHT_CHUNKS chunks wait there, so memory holds a few chunks, never the recording.
+ * is still read here as it streams (the store is the main thread's), its chunks copied to the thread
+ * in batches of BATCH_BYTES (one message and one acknowledgement each, not one per 64 KiB read); at
+ * most IN_FLIGHT_CHUNKS batches wait there, so memory holds a few batches, never the recording.
  * Windows kept in memory come back moved, not copied; a window written to disk is written by the
  * thread into the folder the caller makes (asked for only when needed, as splitStereoMp3 does).
  *
@@ -20,7 +21,10 @@ import type { SplitResult } from './wav.ts';
  * while the process lives (unreferenced while idle, so they never hold it open).
  */
 
-const IN_FLIGHT_CHUNKS = 4;
+/** Batches of the recording waiting in the thread before reading pauses. */
+const IN_FLIGHT_CHUNKS = 2;
+/** The recording goes to the thread in messages of at least this many bytes (its last one shorter). */
+export const BATCH_BYTES = 256 * 1024;
 /** one thread per core beyond the main thread's, at least one, at most two */
 const SPLIT_THREADS = Math.max(1, Math.min(2, availableParallelism() - 1));
 
@@ -149,9 +153,19 @@ export async function splitStereoMp3InThread(
   let readFailed = false;
   let readError: unknown;
   try {
-    for await (const chunk of mp3) {
-      if (settled) break; // the thread ended it (an error, too long): stop reading, as the decode loop did
-      const data = new Uint8Array(chunk as Uint8Array); // a copy, moved to the thread
+    // the recording's chunks (fresh buffers from the store's stream) go in batches: one copy, one
+    // message and one ack per BATCH_BYTES instead of per 64 KiB read
+    let batch: Uint8Array[] = [];
+    let batched = 0;
+    const send = async () => {
+      const data = new Uint8Array(batched); // a copy, moved to the thread
+      let at = 0;
+      for (const c of batch) {
+        data.set(c, at);
+        at += c.byteLength;
+      }
+      batch = [];
+      batched = 0;
       post({ t: 'chunk', id, data }, [data.buffer]);
       inFlight++;
       while (inFlight >= IN_FLIGHT_CHUNKS && !settled)
@@ -159,7 +173,14 @@ export async function splitStereoMp3InThread(
           wake = resolve;
         });
       wake = null;
+    };
+    for await (const chunk of mp3) {
+      if (settled) break; // the thread ended it (an error, too long): stop reading, as the decode loop did
+      batch.push(chunk as Uint8Array);
+      batched += (chunk as Uint8Array).byteLength;
+      if (batched >= BATCH_BYTES) await send();
     }
+    if (batched > 0 && !settled) await send();
     post({ t: 'end', id });
   } catch (err) {
     readFailed = true;

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { splitStereoMp3InThread } from '../../../src/capture/providers/split-thread.ts';
+import { Worker } from 'node:worker_threads';
+import { BATCH_BYTES, splitStereoMp3InThread } from '../../../src/capture/providers/split-thread.ts';
 import { splitStereoMp3 } from '../../../src/capture/providers/wav.ts';
 import { ProviderError } from '../../../src/domain/capture-providers.ts';
 import { INBOUND_TONES, stereoMp3 } from '../../helpers/stereo-mp3.ts';
@@ -31,6 +32,38 @@ test('in the thread, a split is the one made on the main thread: windows kept in
   const there = await splitStereoMp3InThread('test', streamOf(mp3), join(dir, 'unused'), opts);
   assert.ok(there.windows.length >= 3);
   assert.ok(Buffer.isBuffer(there.windows[0]!.wavs![0]));
+  assert.deepEqual(there, here);
+});
+
+test('a recording longer than a batch goes to the thread in batches of BATCH_BYTES (one message each), split as on the main thread', async () => {
+  const mp3 = stereoMp3({ seconds: 70, ...INBOUND_TONES });
+  assert.ok(mp3.length > 2 * BATCH_BYTES, `${mp3.length} bytes`);
+  const sizes: number[] = [];
+  const postMessage = Worker.prototype.postMessage;
+  Worker.prototype.postMessage = function (this: Worker, m: unknown, transfer?: readonly ArrayBuffer[]) {
+    const msg = m as { t?: string; data?: Uint8Array };
+    if (msg.t === 'chunk') sizes.push(msg.data!.byteLength);
+    return postMessage.call(this, m, transfer as ArrayBuffer[]);
+  };
+  let there: Awaited<ReturnType<typeof splitStereoMp3InThread>>;
+  try {
+    there = await splitStereoMp3InThread('test', streamOf(mp3), join(dir, 'unused'), {
+      ...limits,
+      memoryBytes: 8 << 20,
+    });
+  } finally {
+    Worker.prototype.postMessage = postMessage;
+  }
+  assert.equal(
+    sizes.reduce((a, b) => a + b, 0),
+    mp3.length,
+  );
+  assert.equal(sizes.length, Math.ceil(mp3.length / BATCH_BYTES));
+  for (const n of sizes.slice(0, -1)) assert.equal(n, BATCH_BYTES); // 4 KiB reads add up to it exactly
+  const here = await splitStereoMp3('test', streamOf(mp3), join(dir, 'unused'), {
+    ...limits,
+    memoryBytes: 8 << 20,
+  });
   assert.deepEqual(there, here);
 });
 

@@ -1,5 +1,7 @@
+import type { IncomingMessage } from 'node:http';
 import type { Config } from '../../../config.ts';
 import { pulledGet } from '../../../recordings/pulled-get.ts';
+import { exchange } from '../../http-client.ts';
 
 /**
  * A small Twilio REST client on fetch (docs/decisions.md "Twilio: own REST client and signature
@@ -152,30 +154,42 @@ export async function fetchRecordingMp3(
   };
 }
 
-/** DELETE /2010-04-01/Accounts/{sid}/Recordings/{rid}.json: deleted, or not_found (404: already gone). */
+/**
+ * DELETE /2010-04-01/Accounts/{sid}/Recordings/{rid}.json: deleted, or not_found (404: already gone).
+ * On node:http (src/capture/http-client.ts: fetch's redirects and error shapes), not fetch: it runs
+ * once per call whose carrier copy goes (redaction on, the default), and fetch's machinery cost the
+ * main thread more than the request.
+ */
 export async function deleteTwilioRecording(
   config: Pick<Config, 'TWILIO_API_BASE_URL'>,
   cred: TwilioCredentials,
   recordingSid: string,
 ): Promise<'deleted' | 'not_found'> {
-  const res = await fetch(
-    apiUrl(
-      config,
-      `/2010-04-01/Accounts/${encodeURIComponent(cred.accountSid)}/Recordings/${encodeURIComponent(recordingSid)}.json`,
-    ),
-    {
-      method: 'DELETE',
-      headers: { authorization: basic(cred) },
-      signal: AbortSignal.timeout(API_TIMEOUT_MS),
-    },
+  const url = apiUrl(
+    config,
+    `/2010-04-01/Accounts/${encodeURIComponent(cred.accountSid)}/Recordings/${encodeURIComponent(recordingSid)}.json`,
   );
-  if (res.status === 204 || res.status === 200) {
-    await res.body?.cancel();
+  const res = await exchange(
+    new URL(url),
+    'DELETE',
+    { authorization: basic(cred) },
+    null,
+    AbortSignal.timeout(API_TIMEOUT_MS),
+  );
+  if (res.statusCode === 204 || res.statusCode === 200) {
+    res.resume();
     return 'deleted';
   }
-  if (res.status === 404) {
-    await res.body?.cancel();
+  if (res.statusCode === 404) {
+    res.resume();
     return 'not_found';
   }
-  throw await restError(res);
+  throw restErrorOf(res.statusCode ?? 0, await textOf(res).catch(() => ''));
+}
+
+/** An error answer's body as text (the time-out of the request still applies). */
+async function textOf(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of res as AsyncIterable<Buffer>) chunks.push(c);
+  return Buffer.concat(chunks).toString('utf8');
 }
