@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
-import type { SplitResult, splitStereoMp3 as Split } from '../src/capture/providers/wav.ts';
+import type { splitStereoMp3 as Split, SplitResult } from '../src/capture/providers/wav.ts';
 import { splitStereoMp3 } from '../src/capture/providers/wav.ts';
 import { INBOUND_TONES, OUTBOUND_TONES, stereoMp3 } from '../test/helpers/stereo-mp3.ts';
 
@@ -40,7 +40,9 @@ const git = (...a: string[]) => execFileSync('git', a, { cwd: root, encoding: 'u
 const baseCommit = git('rev-parse', '--short', args.base ?? git('merge-base', 'HEAD', 'main'));
 const baseDir = join(root, '.tmp', `split-base-${process.pid}`);
 mkdirSync(baseDir, { recursive: true });
-execFileSync('sh', ['-c', `git archive ${baseCommit} src package.json | tar -x -C ${baseDir}`], { cwd: root });
+execFileSync('sh', ['-c', `git archive ${baseCommit} src package.json | tar -x -C ${baseDir}`], {
+  cwd: root,
+});
 const base = (
   (await import(pathToFileURL(join(baseDir, 'src/capture/providers/wav.ts')).href)) as {
     splitStereoMp3: typeof Split;
@@ -48,7 +50,12 @@ const base = (
 ).splitStereoMp3;
 
 /** The openai provider's limits (openai-transcription.ts): 600 s windows, kept in memory up to 1 MB. */
-const LIMITS = { maxWindowSeconds: 600, maxWindowBytes: 25 * 1024 * 1024, maxSeconds: 4 * 3600, memoryBytes: 1024 * 1024 };
+const LIMITS = {
+  maxWindowSeconds: 600,
+  maxWindowBytes: 25 * 1024 * 1024,
+  maxSeconds: 4 * 3600,
+  memoryBytes: 1024 * 1024,
+};
 const noDir = () => Promise.reject(new Error('the bench keeps every window in memory'));
 const run = (split: typeof Split, mp3: Buffer, chunk = 64 * 1024, limits = LIMITS): Promise<SplitResult> => {
   const parts: Buffer[] = [];
@@ -62,8 +69,16 @@ const RECORDINGS: [string, Buffer, number?, typeof LIMITS?][] = [
   ['outbound 7 s, 4 kB chunks', stereoMp3({ seconds: 7, ...OUTBOUND_TONES }), 4096],
   ['one side silent, 3 s', stereoMp3({ seconds: 3, left: 1000, right: null })],
   ['8 kHz, 6 s', stereoMp3({ seconds: 6, sampleRate: 8000, kbps: 32, ...INBOUND_TONES })],
-  ['22.05 kHz (resampled, VAD at 8 kHz), 4 s', stereoMp3({ seconds: 4, sampleRate: 22050, kbps: 64, ...INBOUND_TONES })],
-  ['44.1 kHz (resampled), 4 s, 2 s windows', stereoMp3({ seconds: 4, sampleRate: 44100, kbps: 128, ...INBOUND_TONES }), 1000, { ...LIMITS, maxWindowSeconds: 2 }],
+  [
+    '22.05 kHz (resampled, VAD at 8 kHz), 4 s',
+    stereoMp3({ seconds: 4, sampleRate: 22050, kbps: 64, ...INBOUND_TONES }),
+  ],
+  [
+    '44.1 kHz (resampled), 4 s, 2 s windows',
+    stereoMp3({ seconds: 4, sampleRate: 44100, kbps: 128, ...INBOUND_TONES }),
+    1000,
+    { ...LIMITS, maxWindowSeconds: 2 },
+  ],
 ];
 const mp3 = RECORDINGS[0]![1];
 if (args.side) {
@@ -105,8 +120,12 @@ for (let r = 0; r < ROUNDS; r++) {
     `| ${r + 1} | ${first ? 'base' : 'new'} | ${b.thread.toFixed(3)} | ${n.thread.toFixed(3)} | ${(n.thread / b.thread).toFixed(3)} | ${b.process.toFixed(3)} | ${n.process.toFixed(3)} | ${(n.process / b.process).toFixed(3)} |`,
   );
 }
-console.log(`CPU ms per split of the bench:capture recording, ${SPLITS} splits per side per round, base ${baseCommit}\n`);
-console.log('| round | first | base thread | new thread | new/base | base process | new process | new/base |');
+console.log(
+  `CPU ms per split of the bench:capture recording, ${SPLITS} splits per side per round, base ${baseCommit}\n`,
+);
+console.log(
+  '| round | first | base thread | new thread | new/base | base process | new process | new/base |',
+);
 console.log('|---|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);
 const sorted = ratios.slice().sort((a, b) => a - b);

@@ -150,7 +150,8 @@ export async function splitStereoMp3(
         }
       }
       // both channels' detectors side by side: their frames end together (vad.ts pushBoth)
-      if (detectors) VoiceDetector.pushBoth(detectors[0], detectors[1], scratch[0].int16(), scratch[1].int16(), at, k);
+      if (detectors)
+        VoiceDetector.pushBoth(detectors[0], detectors[1], scratch[0].int16(), scratch[1].int16(), at, k);
       cur.samples += k;
       at += k;
       if (cur.samples === windowSamples) {
