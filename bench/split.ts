@@ -63,9 +63,19 @@ const run = (split: typeof Split, mp3: Buffer, chunk = 64 * 1024, limits = LIMIT
   return split('bench', Readable.from(parts), noDir, limits);
 };
 
+const mp3 = stereoMp3({ seconds: 5, ...INBOUND_TONES });
+if (args.side) {
+  // one side only, for a count of instructions: perf stat -e instructions:u, at --splits=0 and at
+  // --splits=N (the difference over N is one split's; the recordings' encoding and the warm-up cancel out)
+  const split = args.side === 'base' ? base : splitStereoMp3;
+  for (let i = 0; i < 50; i++) await run(split, mp3);
+  for (let i = 0; i < SPLITS; i++) await run(split, mp3);
+  rmSync(baseDir, { recursive: true, force: true });
+  process.exit(0);
+}
 // the same results, every field and every WAV byte
 const RECORDINGS: [string, Buffer, number?, typeof LIMITS?][] = [
-  ['bench:capture (5 s, 16 kHz)', stereoMp3({ seconds: 5, ...INBOUND_TONES })],
+  ['bench:capture (5 s, 16 kHz)', mp3],
   ['outbound 7 s, 4 kB chunks', stereoMp3({ seconds: 7, ...OUTBOUND_TONES }), 4096],
   ['one side silent, 3 s', stereoMp3({ seconds: 3, left: 1000, right: null })],
   ['8 kHz, 6 s', stereoMp3({ seconds: 6, sampleRate: 8000, kbps: 32, ...INBOUND_TONES })],
@@ -80,16 +90,6 @@ const RECORDINGS: [string, Buffer, number?, typeof LIMITS?][] = [
     { ...LIMITS, maxWindowSeconds: 2 },
   ],
 ];
-const mp3 = RECORDINGS[0]![1];
-if (args.side) {
-  // one side only, for a count of instructions: perf stat -e instructions:u, at --splits=0 and at
-  // --splits=N (the difference over N is one split's; the recordings' encoding and the warm-up cancel out)
-  const split = args.side === 'base' ? base : splitStereoMp3;
-  for (let i = 0; i < 50; i++) await run(split, mp3);
-  for (let i = 0; i < SPLITS; i++) await run(split, mp3);
-  rmSync(baseDir, { recursive: true, force: true });
-  process.exit(0);
-}
 for (const [name, mp3, chunk, limits] of RECORDINGS) {
   const a = await run(base, mp3, chunk, limits);
   const b = await run(splitStereoMp3, mp3, chunk, limits);
@@ -110,12 +110,14 @@ await cpu(base);
 await cpu(splitStereoMp3);
 const rows: string[] = [];
 const ratios: number[] = [];
+const pratios: number[] = [];
 for (let r = 0; r < ROUNDS; r++) {
   const first = r % 2 === 0;
   const x = first ? await cpu(base) : await cpu(splitStereoMp3);
   const y = first ? await cpu(splitStereoMp3) : await cpu(base);
   const [b, n] = first ? [x, y] : [y, x];
   ratios.push(n.thread / b.thread);
+  pratios.push(n.process / b.process);
   rows.push(
     `| ${r + 1} | ${first ? 'base' : 'new'} | ${b.thread.toFixed(3)} | ${n.thread.toFixed(3)} | ${(n.thread / b.thread).toFixed(3)} | ${b.process.toFixed(3)} | ${n.process.toFixed(3)} | ${(n.process / b.process).toFixed(3)} |`,
   );
@@ -129,7 +131,10 @@ console.log(
 console.log('|---|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);
 const sorted = ratios.slice().sort((a, b) => a - b);
-console.log(`\nthread new/base: median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(3)}`);
+const psorted = pratios.slice().sort((a, b) => a - b);
+console.log(
+  `\nnew/base medians over the rounds: thread ${sorted[Math.floor(sorted.length / 2)]!.toFixed(3)}, process ${psorted[Math.floor(psorted.length / 2)]!.toFixed(3)}`,
+);
 console.log(
   `Node ${process.version}, ${cpus().length} cores, load average ${loadavg()
     .map((l) => l.toFixed(1))
