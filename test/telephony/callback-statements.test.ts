@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { type TelephonyAccount, findAccountBySid } from '../../src/capture/telephony/accounts.ts';
+import { findAccountBySid, type TelephonyAccount } from '../../src/capture/telephony/accounts.ts';
 import { consentAnswered, dialEnded } from '../../src/capture/telephony/twilio/inbound.ts';
 import { recordingStatusCallback } from '../../src/capture/telephony/twilio/recording.ts';
 import { callStatusCallback } from '../../src/capture/telephony/twilio/status.ts';
@@ -84,7 +84,10 @@ test('consent, recording, dial-ended and status callbacks: one statement each to
 
   // consent accepted: the call locked, the key claimed and the answer stored in one statement
   const consent = await consentAnswered(deps, account, id, { CallSid: sid, CallStatus: 'in-progress' });
-  assert.match(consent, /<Dial action="[^"]+\/dial-ended" method="POST" timeout="25" record="record-from-answer-dual"/);
+  assert.match(
+    consent,
+    /<Dial action="[^"]+\/dial-ended" method="POST" timeout="25" record="record-from-answer-dual"/,
+  );
   assert.deepEqual(take(), ['BEGIN', 'twilio_lock_claim_id_v1_consent']);
   assert.equal((await callState(t, id)).recording_consent, 'accepted');
   // a repeat: the same answer, nothing written
@@ -158,9 +161,10 @@ test('dial-ended unanswered: the voicemail switch rides in the lock statement, o
   assert.equal(await dialEnded(deps, account, id, { CallSid: sid, DialCallStatus: 'busy' }), voicemail);
   assert.deepEqual(take(), ['BEGIN', 'twilio_lock_claim_id_v1_voicemail']);
   // (one received_at: ordered by key)
-  assert.deepEqual((await callbacksOf(t, id)).filter((c) => c.kind === 'dial-ended'), [
-    { dedupe_key: `dial-ended:${sid}`, kind: 'dial-ended', outcome: 'applied', detail: 'no-answer' },
-  ]);
+  assert.deepEqual(
+    (await callbacksOf(t, id)).filter((c) => c.kind === 'dial-ended'),
+    [{ dedupe_key: `dial-ended:${sid}`, kind: 'dial-ended', outcome: 'applied', detail: 'no-answer' }],
+  );
 
   // a recording callback without a RecordingSid: keyed by the call's sid, claimed then marked ignored
   assert.deepEqual(
@@ -168,12 +172,20 @@ test('dial-ended unanswered: the voicemail switch rides in the lock statement, o
     { download: false },
   );
   assert.deepEqual(take(), ['BEGIN', 'twilio_lock_claim_id_v1', 'twilio_claim_ignored_v1']);
-  assert.deepEqual((await callbacksOf(t, id)).filter((c) => c.kind === 'recording'), [
-    { dedupe_key: `recording:${sid}:completed`, kind: 'recording', outcome: 'ignored', detail: 'RecordingSid missing' },
-  ]);
+  assert.deepEqual(
+    (await callbacksOf(t, id)).filter((c) => c.kind === 'recording'),
+    [
+      {
+        dedupe_key: `recording:${sid}:completed`,
+        kind: 'recording',
+        outcome: 'ignored',
+        detail: 'RecordingSid missing',
+      },
+    ],
+  );
 });
 
-test("a call of another account: 404, nothing claimed", async () => {
+test('a call of another account: 404, nothing claimed', async () => {
   const { id, sid } = await inbound({ ringTo: '+14155550963' }, '+14155550263');
   const other = await inbound({ ringTo: '+14155550964' }, '+14155550264');
   const { deps, take } = recording();

@@ -307,9 +307,10 @@ async function insertInboundCall(
 }
 
 /**
- * A write that rides in lockCallClaiming's statement and runs only when the key was new: data-modifying
- * CTEs (`a AS (…)`) that may read `call` (the locked row) and `claim` (the key's row, when written),
- * their parameters numbered from $first; `name` tells the combined statement apart (prepared by name).
+ * A write that rides in lockCallClaiming's statement: data-modifying CTEs (`a AS (…)`) that read
+ * `call` (the locked row, as the statement found it) and `claim` (a row when the key was new: an
+ * at-most-once write says `EXISTS (SELECT 1 FROM claim)`), their parameters numbered from $first;
+ * `name` tells the combined statement apart (prepared by name).
  */
 export interface ClaimAlso {
   name: string;
@@ -451,10 +452,11 @@ export async function consentAnswered(
         name: 'consent',
         sql: (f) => `consent AS (
           UPDATE calls SET recording_consent = $${f}::text,
-                 voicemail = CASE WHEN $${f + 1}::boolean THEN false ELSE calls.voicemail END, updated_at = $7::timestamptz
+                 voicemail = CASE WHEN $${f + 1}::boolean THEN false ELSE calls.voicemail END,
+                 updated_at = $${f + 2}::timestamptz
             FROM call
            WHERE calls.id = call.id AND EXISTS (SELECT 1 FROM claim))`,
-        params: [consent, refused],
+        params: [consent, refused, now],
       },
     });
     if (c.recording_consent !== 'announced') return c;
@@ -476,6 +478,7 @@ export async function dialEnded(
   p: FormParams,
 ): Promise<string> {
   const status = str(p, 'DialCallStatus');
+  const now = deps.clock.now();
   const { call, first } = await deps.db.transaction((tx) =>
     // One statement: the call locked and checked, the key claimed and — when new, nobody answered
     // and recording is allowed — the call switched to voicemail.
@@ -484,15 +487,15 @@ export async function dialEnded(
       key: ['dial-ended:', ''],
       outcome: 'applied',
       detail: status || null,
-      now: deps.clock.now(),
+      now,
       also: {
         name: 'voicemail',
         sql: (f) => `voicemail AS (
-          UPDATE calls SET voicemail = true, recording_channels = 1, updated_at = $7::timestamptz
+          UPDATE calls SET voicemail = true, recording_channels = 1, updated_at = $${f + 1}::timestamptz
             FROM call
            WHERE calls.id = call.id AND EXISTS (SELECT 1 FROM claim) AND $${f}::text <> 'completed'
              AND call.recording_mode = 'normal' AND call.recording_consent IS DISTINCT FROM 'refused')`,
-        params: [status],
+        params: [status, now],
       },
     }),
   );
