@@ -140,15 +140,15 @@ test('the recording callback queues its download leased to the listener, which r
   assert.deepEqual([job.state, job.attempts, job.lease_owner], ['succeeded', 1, null]);
   assert.equal((await callState(t, id)).recording_state, 'available');
   assert.equal(fetches(rec.sid), 1);
-  // The callback's transaction (the download inserted leased: no claim after it), the download's
+  // The callback's transaction (the call locked and the callback claimed in one statement, the
+  // download inserted leased: no claim after it), the download's
   // read of the call, then the run's one transaction: the call locked, the lease checked and the
   // job ended in one statement, the recording stored and its event; after the commit the carrier's
   // copy (redaction on, no transcription configured: this file is the final copy).
   assert.deepEqual(seen, [
     'SELECT organization_id, provider, auth_token_ciphertext FROM',
     'BEGIN',
-    'SELECT c.id, c.organization_id, c.direction, c.recording_mod',
-    'INSERT INTO telephony_callbacks (provider, dedupe_key, organ',
+    'twilio_lock_claim_id_v1',
     'capture_enqueue_leased_v1_recording_callback_v1',
     'twilio_download_call_v3',
     'BEGIN',

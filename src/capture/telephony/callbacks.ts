@@ -35,3 +35,29 @@ export async function callbackSeen(q: Queryable, provider: 'twilio', key: string
   ]);
   return r.rowCount > 0;
 }
+
+/**
+ * A callback's dedupe key claimed in the statement that locks its call (lockCallClaiming in
+ * ./twilio/inbound.ts): the row is written only when the call is the account's, not erased, and the
+ * CallSid its own. `key`: the key itself, or [before, after] around the call's provider_call_sid
+ * (known only once the call is read; a call without one writes 'null' there, as a JS template did).
+ * `outcome`/`detail`: what is recorded when the key is new; a callback that decides only after
+ * reading the call claims 'applied' and, should it not apply it, calls claimIgnored in the same
+ * transaction (the row then reads as if it had been written 'ignored').
+ */
+export interface CallbackClaim {
+  kind: string;
+  key: string | [before: string, after: string];
+  outcome: 'applied' | 'ignored';
+  detail?: string | null;
+  now: Date;
+}
+
+/** The claim this transaction just wrote (lockCallClaiming's `first`) turns out ignored: its outcome and why. */
+export async function claimIgnored(tx: Queryable, key: string, detail: string | null): Promise<void> {
+  await tx.query(
+    `UPDATE telephony_callbacks SET outcome = 'ignored', detail = $3 WHERE provider = $1 AND dedupe_key = $2`,
+    ['twilio', key, detail],
+    { name: 'twilio_claim_ignored_v1' },
+  );
+}

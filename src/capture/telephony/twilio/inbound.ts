@@ -5,7 +5,7 @@ import { AppError, badRequest } from '../../../errors.ts';
 import { newId } from '../../../ids.ts';
 import { refuseRecordingIn } from '../../recording-lifecycle.ts';
 import { findPhoneNumber, type PhoneNumber, type TelephonyAccount } from '../accounts.ts';
-import { claimCallback } from '../callbacks.ts';
+import { type CallbackClaim, claimCallback } from '../callbacks.ts';
 import type { FormParams } from './signature.ts';
 import { twiml, type Verb } from './twiml.ts';
 import { callUrl } from './urls.ts';
@@ -306,26 +306,121 @@ async function insertInboundCall(
   return rows[0]!;
 }
 
-/** A callback under /calls/{id}/…: the call, locked, when it belongs to the account and the CallSid is its own. */
+/**
+ * A write that rides in lockCallClaiming's statement: data-modifying CTEs (`a AS (…)`) that read
+ * `call` (the locked row, as the statement found it) and `claim` (a row when the key was new: an
+ * at-most-once write says `EXISTS (SELECT 1 FROM claim)`), their parameters numbered from $first;
+ * `name` tells the combined statement apart (prepared by name).
+ */
+export interface ClaimAlso {
+  name: string;
+  sql: (first: number) => string;
+  params: unknown[];
+}
+
+/**
+ * lockCallClaiming's claim: `when`, a condition on the locked row (`call`) the key is claimed under
+ * besides the checks; `also`, writes of the same statement.
+ */
+export type LockClaim = CallbackClaim & { when?: string; also?: ClaimAlso };
+
+export type ClaimedCallRow = InboundCallRow & {
+  /** the CallSid of the request is the call's (either leg's) */
+  own_sid: boolean;
+  provider_customer_call_status: string | null;
+};
+
+/**
+ * The one statement of a Twilio callback's start: the call locked (its row first, as every callback
+ * locks), whether the request's CallSid is its own (either leg), and — when the call is the
+ * account's, not erased, and the CallSid its own — the callback's dedupe key claimed
+ * (telephony_callbacks, at most once) and `claim.also` written when the key was new. `first`: the
+ * key is new; `key`: the key as written. The caller checks the row (lockOwnCall throws the 404s).
+ */
+export async function lockCallClaiming(
+  tx: Queryable,
+  p: {
+    where: { id: string } | { callSid: string };
+    callSid: string;
+    organizationId: string;
+    claim?: LockClaim;
+  },
+): Promise<{ call: ClaimedCallRow | null; first: boolean; key: string | null }> {
+  const { claim } = p;
+  const call = `call AS MATERIALIZED (
+      SELECT ${CALL_COLUMNS}, c.provider_customer_call_status,
+             COALESCE(c.provider_call_sid = $2 OR c.provider_customer_call_sid = $2, false) AS own_sid
+        FROM calls c JOIN organizations o ON o.id = c.organization_id LEFT JOIN phone_numbers n ON n.id = c.phone_number_id
+       WHERE ${'id' in p.where ? 'c.id = $1::uuid' : '(c.provider_call_sid = $1 OR c.provider_customer_call_sid = $1)'}
+         FOR UPDATE OF c
+    )`;
+  const by = 'id' in p.where ? 'id' : 'sid';
+  if (!claim) {
+    const { rows } = await tx.query<ClaimedCallRow>(
+      `WITH ${call} SELECT * FROM call`,
+      ['id' in p.where ? p.where.id : p.where.callSid, p.callSid],
+      { name: `twilio_lock_call_${by}_v1` },
+    );
+    return { call: rows[0] ?? null, first: false, key: null };
+  }
+  const [before, after] = typeof claim.key === 'string' ? [claim.key, null] : claim.key;
+  // $9 NULL: the key is $8 itself; else $8 || the call's provider_call_sid || $9
+  const key = `CASE WHEN $9::text IS NULL THEN $8::text ELSE $8::text || COALESCE(call.provider_call_sid, 'null') || $9::text END`;
+  const { rows } = await tx.query<ClaimedCallRow & { claim_key: string; first: boolean }>(
+    `WITH ${call},
+     claim AS (
+       INSERT INTO telephony_callbacks (provider, dedupe_key, organization_id, call_id, kind, outcome, detail, received_at)
+       SELECT 'twilio', ${key}, call.organization_id, call.id, $4::text, $5::text, $6::text, $7::timestamptz
+         FROM call
+        WHERE call.organization_id = $3::uuid AND call.erased_at IS NULL AND call.own_sid${claim.when ? ` AND ${claim.when}` : ''}
+       ON CONFLICT (provider, dedupe_key) DO NOTHING
+       RETURNING call_id
+     )${claim.also ? `, ${claim.also.sql(10)}` : ''}
+     SELECT call.*, ${key} AS claim_key, EXISTS (SELECT 1 FROM claim) AS first FROM call`,
+    [
+      'id' in p.where ? p.where.id : p.where.callSid,
+      p.callSid,
+      p.organizationId,
+      claim.kind,
+      claim.outcome,
+      claim.detail ?? null,
+      claim.now,
+      before,
+      after,
+      ...(claim.also?.params ?? []),
+    ],
+    // `when` and `also` belong to one caller each: its also's name tells the statement apart
+    { name: `twilio_lock_claim_${by}_v1${claim.also ? `_${claim.also.name}` : ''}` },
+  );
+  const row = rows[0];
+  if (!row) return { call: null, first: false, key: null };
+  const { claim_key, first, ...c } = row;
+  return { call: c, first, key: claim_key };
+}
+
+/**
+ * A callback under /calls/{id}/…: the call, locked, when it belongs to the account and the CallSid is
+ * its own (else 404), and `claim` claimed (lockCallClaiming: one statement).
+ */
 export async function lockOwnCall(
   tx: Queryable,
   account: TelephonyAccount,
   callId: string,
   p: FormParams,
-): Promise<InboundCallRow> {
-  const call = await lockTelephonyCall(tx, { id: callId });
-  const callSid = str(p, 'CallSid');
+  claim?: LockClaim,
+): Promise<{ call: InboundCallRow; first: boolean; key: string }> {
+  const r = await lockCallClaiming(tx, {
+    where: { id: callId },
+    callSid: str(p, 'CallSid'),
+    organizationId: account.organizationId,
+    claim,
+  });
+  const call = r.call;
   if (!call || call.organization_id !== account.organizationId || call.erased_at) {
     throw new AppError('NOT_FOUND', 'No call of this account at this URL.');
   }
-  if (call.provider_call_sid !== callSid) {
-    const customer = await tx.query('SELECT 1 FROM calls WHERE id = $1 AND provider_customer_call_sid = $2', [
-      call.id,
-      callSid,
-    ]);
-    if (customer.rowCount === 0) throw new AppError('NOT_FOUND', "The CallSid is not this call's.");
-  }
-  return call;
+  if (!call.own_sid) throw new AppError('NOT_FOUND', "The CallSid is not this call's.");
+  return { call, first: r.first, key: r.key ?? '' };
 }
 
 /**
@@ -339,27 +434,35 @@ export async function consentAnswered(
   p: FormParams,
 ): Promise<string> {
   const digits = str(p, 'Digits');
+  const refused = digits !== '';
+  const consent: 'refused' | 'accepted' = refused ? 'refused' : 'accepted';
   const call = await deps.db.transaction(async (tx) => {
-    const c = await lockOwnCall(tx, account, callId, p);
-    if (c.recording_consent !== 'announced') return c; // settled before: same answer
     const now = deps.clock.now();
-    const refused = digits !== '';
-    await claimCallback(tx, {
-      provider: 'twilio',
-      key: `consent:${c.provider_call_sid}`,
-      organizationId: c.organization_id,
-      callId: c.id,
+    // One statement: the call locked and checked; while the consent is still announced, the key
+    // claimed and the caller's answer stored (settled before: nothing written, the same answer).
+    // The key is new whenever the consent is announced: it is written with the answer, never undone.
+    const { call: c } = await lockOwnCall(tx, account, callId, p, {
       kind: 'consent',
+      key: ['consent:', ''],
+      when: `call.recording_consent = 'announced'`,
       outcome: 'applied',
-      detail: refused ? 'refused' : 'accepted',
+      detail: consent,
       now,
+      also: {
+        name: 'consent',
+        sql: (f) => `consent AS (
+          UPDATE calls SET recording_consent = $${f}::text,
+                 voicemail = CASE WHEN $${f + 1}::boolean THEN false ELSE calls.voicemail END,
+                 updated_at = $${f + 2}::timestamptz
+            FROM call
+           WHERE calls.id = call.id AND EXISTS (SELECT 1 FROM claim))`,
+        params: [consent, refused, now],
+      },
     });
-    await tx.query(
-      'UPDATE calls SET recording_consent = $2, voicemail = CASE WHEN $3 THEN false ELSE voicemail END, updated_at = $4 WHERE id = $1',
-      [c.id, refused ? 'refused' : 'accepted', refused, now],
-    );
+    if (c.recording_consent !== 'announced') return c;
     if (refused) await refuseRecordingIn(tx, deps, c.id);
-    return (await lockTelephonyCall(tx, { id: c.id }))!;
+    // the row as the statement left it (connectVerbs reads the consent, mode, ring-to number and id)
+    return { ...c, recording_consent: consent, voicemail: refused ? false : c.voicemail };
   });
   return twiml(connectVerbs(deps, call));
 }
@@ -375,29 +478,30 @@ export async function dialEnded(
   p: FormParams,
 ): Promise<string> {
   const status = str(p, 'DialCallStatus');
-  const call = await deps.db.transaction(async (tx) => {
-    const c = await lockOwnCall(tx, account, callId, p);
-    const first = await claimCallback(tx, {
-      provider: 'twilio',
-      key: `dial-ended:${c.provider_call_sid}`,
-      organizationId: c.organization_id,
-      callId: c.id,
+  const now = deps.clock.now();
+  const { call, first } = await deps.db.transaction((tx) =>
+    // One statement: the call locked and checked, the key claimed and — when new, nobody answered
+    // and recording is allowed — the call switched to voicemail.
+    lockOwnCall(tx, account, callId, p, {
       kind: 'dial-ended',
+      key: ['dial-ended:', ''],
       outcome: 'applied',
       detail: status || null,
-      now: deps.clock.now(),
-    });
-    const voicemail =
-      status !== 'completed' && c.recording_mode === 'normal' && c.recording_consent !== 'refused';
-    if (first && voicemail) {
-      await tx.query(
-        'UPDATE calls SET voicemail = true, recording_channels = 1, updated_at = $2 WHERE id = $1',
-        [c.id, deps.clock.now()],
-      );
-    }
-    return { ...c, voicemail: first ? voicemail : c.voicemail };
-  });
-  if (status === 'completed' || !call.voicemail) return twiml(goodbye());
+      now,
+      also: {
+        name: 'voicemail',
+        sql: (f) => `voicemail AS (
+          UPDATE calls SET voicemail = true, recording_channels = 1, updated_at = $${f + 1}::timestamptz
+            FROM call
+           WHERE calls.id = call.id AND EXISTS (SELECT 1 FROM claim) AND $${f}::text <> 'completed'
+             AND call.recording_mode = 'normal' AND call.recording_consent IS DISTINCT FROM 'refused')`,
+        params: [status, now],
+      },
+    }),
+  );
+  const voicemail =
+    status !== 'completed' && call.recording_mode === 'normal' && call.recording_consent !== 'refused';
+  if (status === 'completed' || !(first ? voicemail : call.voicemail)) return twiml(goodbye());
   return twiml(voicemailVerbs(deps, call));
 }
 

@@ -5,7 +5,7 @@ import { enqueueStage } from '../../jobs/enqueue.ts';
 import type { RunChain } from '../../jobs/types.ts';
 import { refuseRecordingIn } from '../../recording-lifecycle.ts';
 import type { TelephonyAccount } from '../accounts.ts';
-import { claimCallback } from '../callbacks.ts';
+import { claimIgnored } from '../callbacks.ts';
 import { deleteRecordingAtProvider } from '../provider-recordings.ts';
 import { lockOwnCall, str } from './inbound.ts';
 import { noteOutboundRecording } from './outbound.ts';
@@ -42,19 +42,20 @@ export async function recordingStatusCallback(
   const recordingUrl = str(p, 'RecordingUrl');
   let deleteAtTwilio = false;
   const result = await deps.db.transaction(async (tx) => {
-    const call = await lockOwnCall(tx, account, callId, p);
     const now = deps.clock.now();
-    const claim = (outcome: 'applied' | 'ignored', detail: string | null = null) =>
-      claimCallback(tx, {
-        provider: 'twilio',
-        key: `recording:${recordingSid || call.provider_call_sid}:${status}`,
-        organizationId: call.organization_id,
-        callId: call.id,
-        kind: 'recording',
-        outcome,
-        detail,
-        now,
-      });
+    // One statement: the call locked and checked, and the key claimed as applied. Which outcome the
+    // callback has is known only from the call: a first one that turns out ignored says so in this
+    // transaction (claimIgnored), so the row reads as if written 'ignored'; a repeat writes nothing.
+    const { call, first, key } = await lockOwnCall(tx, account, callId, p, {
+      kind: 'recording',
+      key: recordingSid ? `recording:${recordingSid}:${status}` : ['recording:', `:${status}`],
+      outcome: 'applied',
+      now,
+    });
+    const claim = async (outcome: 'applied' | 'ignored', detail: string | null = null) => {
+      if (first && outcome === 'ignored') await claimIgnored(tx, key, detail);
+      return first;
+    };
     const ignore = async (why: string) => {
       if (await claim('ignored', why)) {
         deps.log.warn(

@@ -2,8 +2,8 @@ import type { Deps } from '../../../deps.ts';
 import { AppError } from '../../../errors.ts';
 import { refuseRecordingIn } from '../../recording-lifecycle.ts';
 import type { TelephonyAccount } from '../accounts.ts';
-import { claimCallback } from '../callbacks.ts';
-import { lockTelephonyCall, str } from './inbound.ts';
+import { claimIgnored } from '../callbacks.ts';
+import { lockCallClaiming, str } from './inbound.ts';
 import type { FormParams } from './signature.ts';
 
 /**
@@ -45,31 +45,23 @@ export async function callStatusCallback(
     return;
   }
   await deps.db.transaction(async (tx) => {
-    const call = await lockTelephonyCall(tx, { callSid });
-    if (!call || call.organization_id !== account.organizationId || call.erased_at) return;
     const now = deps.clock.now();
-    const customerLeg = call.provider_call_sid !== callSid;
-    const current = customerLeg
-      ? ((
-          await tx.query<{ s: string | null }>(
-            'SELECT provider_customer_call_status AS s FROM calls WHERE id = $1',
-            [call.id],
-          )
-        ).rows[0]?.s ?? null)
-      : call.provider_call_status;
-    const forward = current === null || (RANK[status] ?? 0) > (RANK[current] ?? -1);
-    const first = await claimCallback(tx, {
-      provider: 'twilio',
-      key: `status:${callSid}:${status}`,
-      organizationId: call.organization_id,
-      callId: call.id,
-      kind: 'status',
-      outcome: forward ? 'applied' : 'ignored',
-      detail: forward ? null : `after ${current}`,
-      now,
+    // One statement: the call of the CallSid locked and the key claimed as applied when the call is
+    // the account's and not erased. Whether the status moves the call forward is known only from the
+    // call: a first one that does not says so in this transaction (claimIgnored).
+    const { call, first, key } = await lockCallClaiming(tx, {
+      where: { callSid },
+      callSid,
+      organizationId: account.organizationId,
+      claim: { kind: 'status', key: `status:${callSid}:${status}`, outcome: 'applied', now },
     });
+    if (!call || call.organization_id !== account.organizationId || call.erased_at) return;
+    const customerLeg = call.provider_call_sid !== callSid;
+    const current = customerLeg ? call.provider_customer_call_status : call.provider_call_status;
+    const forward = current === null || (RANK[status] ?? 0) > (RANK[current] ?? -1);
     if (!first) return;
     if (!forward) {
+      await claimIgnored(tx, key!, `after ${current}`);
       deps.log.warn(
         { call_id: call.id, call_sid: callSid, status, current },
         'twilio status callback out of order: not applied',
