@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { findAccountBySid, type TelephonyAccount } from '../../src/capture/telephony/accounts.ts';
-import { consentAnswered, dialEnded } from '../../src/capture/telephony/twilio/inbound.ts';
+import { consentAnswered, dialEnded, voicemailEnded } from '../../src/capture/telephony/twilio/inbound.ts';
 import { recordingStatusCallback } from '../../src/capture/telephony/twilio/recording.ts';
 import { callStatusCallback } from '../../src/capture/telephony/twilio/status.ts';
 import type { Db, Queryable, QueryOptions } from '../../src/db/types.ts';
@@ -118,9 +118,9 @@ test('consent, recording, dial-ended and status callbacks: one statement each to
   // the <Dial action>: answered, hang up
   const hangup = `${XML}<Response><Hangup/></Response>`;
   assert.equal(await dialEnded(deps, account, id, { CallSid: sid, DialCallStatus: 'completed' }), hangup);
-  assert.deepEqual(take(), ['BEGIN', 'twilio_lock_claim_id_v1_voicemail']);
+  assert.deepEqual(take(), ['twilio_lock_claim_id_v1_voicemail']);
   assert.equal(await dialEnded(deps, account, id, { CallSid: sid, DialCallStatus: 'completed' }), hangup);
-  assert.deepEqual(take(), ['BEGIN', 'twilio_lock_claim_id_v1_voicemail']);
+  assert.deepEqual(take(), ['twilio_lock_claim_id_v1_voicemail']);
 
   // the status callback: locked by CallSid + claimed, then the status stored
   await callStatusCallback(deps, account, { CallSid: sid, CallStatus: 'completed' });
@@ -149,17 +149,23 @@ test('dial-ended unanswered: the voicemail switch rides in the lock statement, o
     dialEnded(deps, account, id, { CallSid: 'CA-not-this-one', DialCallStatus: 'no-answer' }),
     { code: 'NOT_FOUND', message: "The CallSid is not this call's." },
   );
-  assert.deepEqual(take(), ['BEGIN', 'twilio_lock_claim_id_v1_voicemail']);
+  assert.deepEqual(take(), ['twilio_lock_claim_id_v1_voicemail']);
   assert.equal((await callbacksOf(t, id)).length, 1); // the voice callback's alone
 
   const voicemail = await dialEnded(deps, account, id, { CallSid: sid, DialCallStatus: 'no-answer' });
   assert.match(voicemail, /<Record action="[^"]+\/voicemail-ended"/);
-  assert.deepEqual(take(), ['BEGIN', 'twilio_lock_claim_id_v1_voicemail']);
+  assert.deepEqual(take(), ['twilio_lock_claim_id_v1_voicemail']);
   const s = await callState(t, id);
   assert.deepEqual([s.voicemail, s.recording_channels], [true, 1]);
+  // the <Record action>: the call locked and checked, one statement, no transaction
+  assert.equal(
+    await voicemailEnded(deps, account, id, { CallSid: sid }),
+    `${XML}<Response><Hangup/></Response>`,
+  );
+  assert.deepEqual(take(), ['twilio_lock_call_id_v1']);
   // a repeat (even with another status) answers from the stored call and writes nothing
   assert.equal(await dialEnded(deps, account, id, { CallSid: sid, DialCallStatus: 'busy' }), voicemail);
-  assert.deepEqual(take(), ['BEGIN', 'twilio_lock_claim_id_v1_voicemail']);
+  assert.deepEqual(take(), ['twilio_lock_claim_id_v1_voicemail']);
   // (one received_at: ordered by key)
   assert.deepEqual(
     (await callbacksOf(t, id)).filter((c) => c.kind === 'dial-ended'),
@@ -193,7 +199,7 @@ test('a call of another account: 404, nothing claimed', async () => {
     code: 'NOT_FOUND',
     message: 'No call of this account at this URL.',
   });
-  assert.deepEqual(take(), ['BEGIN', 'twilio_lock_claim_id_v1_voicemail']);
+  assert.deepEqual(take(), ['twilio_lock_claim_id_v1_voicemail']);
   // the status callback of another account's CallSid: answered, nothing claimed
   await callStatusCallback(deps, other.account, { CallSid: sid, CallStatus: 'completed' });
   assert.deepEqual(take(), ['BEGIN', 'twilio_lock_claim_sid_v1']);

@@ -479,26 +479,25 @@ export async function dialEnded(
 ): Promise<string> {
   const status = str(p, 'DialCallStatus');
   const now = deps.clock.now();
-  const { call, first } = await deps.db.transaction((tx) =>
-    // One statement: the call locked and checked, the key claimed and — when new, nobody answered
-    // and recording is allowed — the call switched to voicemail.
-    lockOwnCall(tx, account, callId, p, {
-      kind: 'dial-ended',
-      key: ['dial-ended:', ''],
-      outcome: 'applied',
-      detail: status || null,
-      now,
-      also: {
-        name: 'voicemail',
-        sql: (f) => `voicemail AS (
+  // One statement, so no transaction around it (no BEGIN, no COMMIT round trip): the call locked and
+  // checked, the key claimed and — when new, nobody answered and recording is allowed — the call
+  // switched to voicemail; a check that fails writes nothing.
+  const { call, first } = await lockOwnCall(deps.db, account, callId, p, {
+    kind: 'dial-ended',
+    key: ['dial-ended:', ''],
+    outcome: 'applied',
+    detail: status || null,
+    now,
+    also: {
+      name: 'voicemail',
+      sql: (f) => `voicemail AS (
           UPDATE calls SET voicemail = true, recording_channels = 1, updated_at = $${f + 1}::timestamptz
             FROM call
            WHERE calls.id = call.id AND EXISTS (SELECT 1 FROM claim) AND $${f}::text <> 'completed'
              AND call.recording_mode = 'normal' AND call.recording_consent IS DISTINCT FROM 'refused')`,
-        params: [status, now],
-      },
-    }),
-  );
+      params: [status, now],
+    },
+  });
   const voicemail =
     status !== 'completed' && call.recording_mode === 'normal' && call.recording_consent !== 'refused';
   if (status === 'completed' || !(first ? voicemail : call.voicemail)) return twiml(goodbye());
@@ -512,6 +511,7 @@ export async function voicemailEnded(
   callId: string,
   p: FormParams,
 ): Promise<string> {
-  await deps.db.transaction((tx) => lockOwnCall(tx, account, callId, p));
+  // one statement (the call locked and checked): no transaction around it
+  await lockOwnCall(deps.db, account, callId, p);
   return twiml(goodbye());
 }
