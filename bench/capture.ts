@@ -29,7 +29,11 @@
  * speech-to-text server, the receiver) and the machine's idle share over the window: near 0 % means
  * the run was CPU-bound (calls/s = the cores over service + PostgreSQL + driver CPU per call).
  *
- * BENCH_CALLS (default 200), BENCH_CONCURRENCY (default 10), BENCH_PROFILE=0 (no CPU profile),
+ * BENCH_CALLS (default 1,000: a window of ~10 s or more at this tree's rate — at 200 calls it lasted ~3 s,
+ * and the first window's fixed warm-up, the JIT and each new PostgreSQL connection planning every
+ * statement once, weighed ~25 % of it; docs/decisions.md), BENCH_WARMUP=n (n calls through the whole
+ * pipeline, untimed, before window 1; default 0, cold, as d58afa4's bench),
+ * BENCH_CONCURRENCY (default 10), BENCH_PROFILE=0 (no CPU profile),
  * BENCH_TOP=n (also print the n hottest functions), BENCH_MEMORY=0 (skip the memory scenario),
  * BENCH_NODE_FLAGS (Node/V8 flags of the service process, e.g. --single-threaded-gc), BENCH_ONLY=memory,
  * BENCH_MEMORY_RUNS=n (the memory scenario n times, a fresh service each), BENCH_GC_PROBE=1 (in the memory
@@ -58,7 +62,8 @@ import type { Window } from './capture-service.ts';
 import type { Dist, Waits } from './capture-waits.ts';
 import { forkService, type ServiceProcess } from './service-process.ts';
 
-const CALLS = Number(process.env.BENCH_CALLS) || 200;
+const CALLS = Number(process.env.BENCH_CALLS) || 1000;
+const WARMUP = Number(process.env.BENCH_WARMUP) || 0;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY) || 10;
 const TOP = Number(process.env.BENCH_TOP) || 0;
 const MEMORY_RUNS = Number(process.env.BENCH_MEMORY_RUNS) || 1;
@@ -222,7 +227,8 @@ async function main() {
       const audio = stereoMp3({ seconds: 5, ...INBOUND_TONES });
       const [l1, l5] = loadavg();
       log(
-        `Capture benchmark — ${new Date().toISOString()} — ${CALLS} calls per window, concurrency ${CONCURRENCY}; ` +
+        `Capture benchmark — ${new Date().toISOString()} — ${CALLS} calls per window, concurrency ${CONCURRENCY}` +
+          `${WARMUP > 0 ? `, after ${WARMUP} calls untimed (BENCH_WARMUP)` : ', cold (no warm-up)'}; ` +
           `the service in its own process; load average ${f1(l1!)} / ${f1(l5!)} (1 / 5 min)`,
       );
 
@@ -237,9 +243,9 @@ async function main() {
       /** CALLS calls ring in (untimed: Voice URL answered with a <Dial> of the ring-to number), then the
        * timed part: the dialled number answers and hangs up — the recording callback, then the download,
        * transcription, analysis and completion as durable jobs, until every call.completed is queued. */
-      const window = async (instruments: { profile: boolean; waits: boolean }) => {
+      const window = async (instruments: { profile: boolean; waits: boolean }, n = CALLS) => {
         const calls: FakeCall[] = [];
-        for (let i = 0; i < CALLS; i++, rung++) {
+        for (let i = 0; i < n; i++, rung++) {
           calls.push(
             await fake.inboundCall({
               from: `+1415${String(5_000_000 + rung).padStart(7, '0')}`,
@@ -248,10 +254,10 @@ async function main() {
             }),
           );
         }
-        const r = await measured(service, { until: 'completed', n: CALLS, ...instruments }, () =>
+        const r = await measured(service, { until: 'completed', n, ...instruments }, () =>
           pool(calls, CONCURRENCY, (call) => call.answerDial({ recording: audio })),
         );
-        return { ...r, rate: CALLS / r.wallSeconds };
+        return { ...r, rate: n / r.wallSeconds };
       };
       const row = (label: string, rate: number, note = '') =>
         log(
@@ -261,6 +267,8 @@ async function main() {
       // Three windows, each its own calls. Calls/s comes from the windows without instruments: the CPU
       // profile and the pg_stat_activity sampler cost the service and PostgreSQL CPU of their own.
       // 1. no webhook subscription: the scenario issue 16 measured (d58afa4's bench had none)
+      // 0. BENCH_WARMUP=n: n calls untimed first (JIT, the pool's connections and their statements)
+      if (WARMUP > 0) await window({ profile: false, waits: false }, WARMUP);
       const plain = await window({ profile: false, waits: false });
       // 2. a subscription to every event: four webhook deliveries per call to the receiver
       await service.call('subscribe', { receiverUrl: `${receiver.url}/hooks` });
