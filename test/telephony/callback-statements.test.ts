@@ -11,9 +11,9 @@ import { findAccountBySid, type TelephonyAccount } from '../../src/capture/telep
 import { consentAnswered, dialEnded, voicemailEnded } from '../../src/capture/telephony/twilio/inbound.ts';
 import { recordingStatusCallback } from '../../src/capture/telephony/twilio/recording.ts';
 import { callStatusCallback } from '../../src/capture/telephony/twilio/status.ts';
-import type { Db, Queryable, QueryOptions } from '../../src/db/types.ts';
 import type { Deps } from '../../src/deps.ts';
 import { mp3 } from '../helpers/mp3.ts';
+import { statementLog } from '../helpers/statement-log.ts';
 import {
   callbacksOf,
   callIdOf,
@@ -35,36 +35,8 @@ const XML = '<?xml version="1.0" encoding="UTF-8"?>';
 
 /** Deps whose Db records every statement (its prepared name, else its first words), BEGIN for each transaction. */
 function recording(): { deps: Deps; take: () => string[] } {
-  let seen: string[] = [];
-  const db = t.h.db;
-  const label = (sql: string, options?: QueryOptions) =>
-    options?.name ?? sql.replace(/\s+/g, ' ').trim().slice(0, 40);
-  const wrap = (q: Queryable): Queryable => ({
-    query: (sql, params, options) => {
-      seen.push(label(sql, options));
-      return q.query(sql, params, options);
-    },
-  });
-  const recorded: Db = {
-    ...db,
-    kind: db.kind,
-    query: wrap(db).query,
-    transaction: (fn) => {
-      seen.push('BEGIN');
-      return db.transaction((tx) => fn(wrap(tx)));
-    },
-    exec: (sql) => db.exec(sql),
-    listen: (c, f, o) => db.listen(c, f, o),
-    close: () => db.close(),
-  };
-  return {
-    deps: { ...t.h.deps, db: recorded },
-    take: () => {
-      const s = seen;
-      seen = [];
-      return s;
-    },
-  };
+  const { db, take } = statementLog(t.h.db);
+  return { deps: { ...t.h.deps, db }, take };
 }
 
 async function inbound(o: Parameters<typeof connectOrg>[1], from: string) {

@@ -15,11 +15,11 @@ import { createJobRunner, LEASE_MS } from '../../src/capture/jobs/runner.ts';
 import { findAccountBySid } from '../../src/capture/telephony/accounts.ts';
 import { carrierDownloadStage } from '../../src/capture/telephony/download-stage.ts';
 import { recordingStatusCallback } from '../../src/capture/telephony/twilio/recording.ts';
-import type { Db, Queryable, QueryOptions } from '../../src/db/types.ts';
 import type { Deps } from '../../src/deps.ts';
 import { buildPublicApp } from '../../src/http/public/app.ts';
 import { STALLED } from '../helpers/jobs.ts';
 import { mp3 } from '../helpers/mp3.ts';
+import { statementLog } from '../helpers/statement-log.ts';
 import {
   callIdOf,
   callState,
@@ -84,39 +84,11 @@ async function dialledCall(org: TelephonyOrg, from: string) {
 const downloadsOnly = () =>
   createJobRunner(t.h.deps, { handlers: { download: carrierDownloadStage }, random: () => 0.5 });
 
-/** Every statement a Db is sent (its prepared name, else its first words), BEGIN for each transaction. */
-function recording(db: Db): { db: Db; seen: string[] } {
-  const seen: string[] = [];
-  const label = (sql: string, options?: QueryOptions) =>
-    options?.name ?? sql.replace(/\s+/g, ' ').trim().slice(0, 60);
-  const wrap = (q: Queryable): Queryable => ({
-    query: (sql, params, options) => {
-      seen.push(label(sql, options));
-      return q.query(sql, params, options);
-    },
-  });
-  return {
-    seen,
-    db: {
-      ...db,
-      kind: db.kind,
-      query: wrap(db).query,
-      transaction: (fn) => {
-        seen.push('BEGIN');
-        return db.transaction((tx) => fn(wrap(tx)));
-      },
-      exec: (sql) => db.exec(sql),
-      listen: (c, f, o) => db.listen(c, f, o),
-      close: () => db.close(),
-    },
-  };
-}
-
 test('the recording callback queues its download leased to the listener, which runs it without a claim', async () => {
   const org = await connectOrg(t, { ringTo: '+14155550981' });
   const { call, id, rec, params } = await dialledCall(org, '+14155550281');
   // a second public listener on the same database, every statement of its own recorded
-  const { db, seen } = recording(t.h.db);
+  const { db, take } = statementLog(t.h.db, 60);
   const app = await buildPublicApp({ ...t.h.deps, db });
   const origin = t.fake.serviceOrigin;
   try {
@@ -145,7 +117,7 @@ test('the recording callback queues its download leased to the listener, which r
   // read of the call, then the run's one transaction: the call locked, the lease checked and the
   // job ended in one statement, the recording stored and its event; after the commit the carrier's
   // copy (redaction on, no transcription configured: this file is the final copy).
-  assert.deepEqual(seen, [
+  assert.deepEqual(take(), [
     'SELECT organization_id, provider, auth_token_ciphertext FROM',
     'BEGIN',
     'twilio_lock_claim_id_v1',
