@@ -3,6 +3,7 @@ import type { Deps } from '../../../deps.ts';
 import { normalizePhone } from '../../../domain/phone.ts';
 import { AppError, badRequest } from '../../../errors.ts';
 import { newId } from '../../../ids.ts';
+import type { AlsoWrite } from '../../jobs/enqueue.ts';
 import { refuseRecordingIn } from '../../recording-lifecycle.ts';
 import { findPhoneNumber, type PhoneNumber, type TelephonyAccount } from '../accounts.ts';
 import { type CallbackClaim, claimCallback } from '../callbacks.ts';
@@ -69,23 +70,6 @@ const CALL_COLUMNS = `c.id, c.organization_id, c.direction, c.recording_mode, c.
     c.voicemail, c.provider_call_sid, c.provider_call_status, c.phone_number_id, n.ring_to_e164,
     o.recording_consent_text AS consent_text, o.recording_consent_language AS consent_language,
     o.language AS org_language, c.erased_at`;
-const CALL_SQL = `SELECT ${CALL_COLUMNS}
-  FROM calls c JOIN organizations o ON o.id = c.organization_id LEFT JOIN phone_numbers n ON n.id = c.phone_number_id`;
-
-export async function lockTelephonyCall(
-  tx: Queryable,
-  where: { id: string } | { callSid: string },
-): Promise<InboundCallRow | null> {
-  const { rows } =
-    'id' in where
-      ? await tx.query<InboundCallRow>(`${CALL_SQL} WHERE c.id = $1 FOR UPDATE OF c`, [where.id])
-      : await tx.query<InboundCallRow>(
-          `${CALL_SQL} WHERE c.provider_call_sid = $1 OR c.provider_customer_call_sid = $1 FOR UPDATE OF c`,
-          [where.callSid],
-        );
-  return rows[0] ?? null;
-}
-
 export const str = (p: FormParams, name: string): string => {
   const v = p[name];
   return ((Array.isArray(v) ? v[0] : v) ?? '').trim();
@@ -210,7 +194,12 @@ export async function createInboundCall(
 ): Promise<InboundCallRow> {
   const callSid = str(p, 'CallSid');
   return deps.db.transaction(async (tx) => {
-    const existing = await lockTelephonyCall(tx, { callSid });
+    // a repeat of the Voice URL finds the call it made (locked, as every callback locks its call)
+    const { call: existing } = await lockCallClaiming(tx, {
+      where: { callSid },
+      callSid,
+      organizationId: account.organizationId,
+    });
     if (existing) return existing;
     // the row as the insert wrote it (this transaction's own, locked by the insert): not read again
     const call = await insertInboundCall(
@@ -307,16 +296,12 @@ async function insertInboundCall(
 }
 
 /**
- * A write that rides in lockCallClaiming's statement: data-modifying CTEs (`a AS (…)`) that read
- * `call` (the locked row, as the statement found it) and `claim` (a row when the key was new: an
- * at-most-once write says `EXISTS (SELECT 1 FROM claim)`), their parameters numbered from $first;
- * `name` tells the combined statement apart (prepared by name).
+ * A write that rides in lockCallClaiming's statement, in the shape of the enqueue's (AlsoWrite):
+ * data-modifying CTEs (`a AS (…)`) that read `call` (the locked row, as the statement found it) and
+ * `claim` (a row when the key was new: an at-most-once write says `EXISTS (SELECT 1 FROM claim)`),
+ * their parameters numbered from $first; `name` tells the combined statement apart.
  */
-export interface ClaimAlso {
-  name: string;
-  sql: (first: number) => string;
-  params: unknown[];
-}
+export type ClaimAlso = AlsoWrite;
 
 /**
  * lockCallClaiming's claim: `when`, a condition on the locked row (`call`) the key is claimed under
