@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -179,35 +179,16 @@ function send(
         .then(({ pieces, length }) => {
           req.setHeader('content-type', body.contentType);
           req.setHeader('content-length', length);
-          return writePieces(req, pieces);
+          // in order, a file's bytes as they are read; a request closed meanwhile (an error, an
+          // abort, the server done with it) ends the pipeline, which closes the file
+          return pipeline(async function* () {
+            for (const p of pieces) {
+              if (Buffer.isBuffer(p)) yield p;
+              else yield* createReadStream(p.path);
+            }
+          }, req);
         })
         .catch(fail);
     }
   });
-}
-
-/**
- * Writes a multipart body's pieces in order (a file's bytes as they are read), then ends the request.
- * A request closed meanwhile (an error, an abort, the server done with it) stops the writing and
- * closes the file.
- */
-async function writePieces(req: ClientRequest, pieces: (Buffer | { path: string })[]): Promise<void> {
-  const write = async (chunk: Buffer) => {
-    if (req.destroyed) throw new Error('the request was closed');
-    if (req.write(chunk)) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        req.off('drain', done);
-        req.off('close', done);
-        resolve();
-      };
-      req.on('drain', done);
-      req.on('close', done);
-    });
-  };
-  for (const p of pieces) {
-    if (Buffer.isBuffer(p)) await write(p);
-    else for await (const chunk of createReadStream(p.path)) await write(chunk as Buffer);
-  }
-  if (!req.destroyed) req.end();
 }
